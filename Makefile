@@ -1,0 +1,110 @@
+# sparkprof build.
+#
+# Conventions (see docs/hacking.md):
+#   user/*.c          -> the sparkprof binary (user/main.c holds main()); every
+#                        other user/*.o also goes into build/libsparkprof.a so
+#                        unit tests and fuzzers link the same code.
+#   bpf/*.bpf.c       -> build/NAME.bpf.o and build/NAME.skel.h
+#   tools/jvmti/*.c   -> build/libsparkprof-agent.so (the JVMTI helper)
+#   tests/unit/test_*.c -> build/tests/test_* (TAP output, run by pytest)
+#   tests/fuzz/fuzz_*.c -> build/fuzz/fuzz_* (libFuzzer, clang)
+# New files in those folders are picked up without editing this file.
+
+CC       ?= gcc
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+PYTHON   ?= python3
+BUILD    := build
+
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 -Wall -Wextra -Werror=implicit-function-declaration \
+            -fno-omit-frame-pointer -D_GNU_SOURCE
+CPPFLAGS += -Iinclude -Iuser -I$(BUILD)
+LDLIBS   += -lbpf -lelf -lz -lpthread -lm
+
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall \
+              -Ivmlinux -Iinclude
+
+USER_SRCS  := $(wildcard user/*.c)
+USER_OBJS  := $(patsubst user/%.c,$(BUILD)/user/%.o,$(USER_SRCS))
+LIB_OBJS   := $(filter-out $(BUILD)/user/main.o,$(USER_OBJS))
+BPF_SRCS   := $(wildcard bpf/*.bpf.c)
+BPF_OBJS   := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
+SKELS      := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+AGENT_SRCS := $(wildcard tools/jvmti/*.c)
+AGENT      := $(BUILD)/libsparkprof-agent.so
+UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
+UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+FUZZ_SRCS  := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS  := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
+TEST_PROGS_SRCS := $(wildcard tests/progs/*.c)
+TEST_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/progs/%,$(TEST_PROGS_SRCS))
+
+JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(which javac 2>/dev/null) 2>/dev/null)) 2>/dev/null)
+JNI_CFLAGS := -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux
+
+.PHONY: all deps test unit-tests fuzz test-progs bench clean vmlinux
+all: sparkprof $(AGENT)
+
+sparkprof: $(USER_OBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/libsparkprof.a: $(LIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+# Every user object may include any skeleton; generating them all first keeps
+# the dependency rules simple.
+$(BUILD)/user/%.o: user/%.c $(SKELS) | $(BUILD)/user
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(wildcard include/*.h bpf/*.h) vmlinux/vmlinux.h | $(BUILD)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+$(AGENT): $(AGENT_SRCS) $(wildcard tools/jvmti/*.h) include/sparkprof_helper_log.h | $(BUILD)
+	$(CC) $(CFLAGS) -Iinclude $(JNI_CFLAGS) -fPIC -shared -fvisibility=hidden \
+	    -o $@ $(AGENT_SRCS) -lpthread -ldl
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libsparkprof.a tests/unit/tap.h | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) -o $@ $< $(BUILD)/libsparkprof.a $(LDLIBS)
+
+$(BUILD)/progs/%: tests/progs/%.c | $(BUILD)/progs
+	$(CC) -O1 -g -fno-omit-frame-pointer -fno-inline -Wall -Wextra -o $@ $< -lpthread -lm
+
+# Fuzzers are built from the sources (not the .a) so that sanitizer
+# instrumentation covers the parsers under test.
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_OBJS:$(BUILD)/user/%.o=user/%.c) $(SKELS) | $(BUILD)/fuzz
+	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE $(CPPFLAGS) \
+	    -o $@ $< $(LIB_OBJS:$(BUILD)/user/%.o=user/%.c) $(LDLIBS)
+
+unit-tests: $(UNIT_BINS)
+fuzz: $(FUZZ_BINS)
+test-progs: $(TEST_PROGS)
+
+$(BUILD) $(BUILD)/user $(BUILD)/tests $(BUILD)/fuzz $(BUILD)/progs:
+	mkdir -p $@
+
+# Installs every build and test dependency (idempotent; needs root).
+deps:
+	tools/install-deps.sh
+
+# The whole suite: unit tests, fuzzers, integration tests (root, real kernel).
+test: all unit-tests fuzz test-progs
+	$(PYTHON) -m pytest -ra tests
+
+bench: all test-progs
+	bench/run.sh
+
+# Regenerate vmlinux/vmlinux.h from the running kernel's BTF.
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h
+
+clean:
+	rm -rf $(BUILD) sparkprof
+
+-include $(USER_OBJS:.o=.d)
