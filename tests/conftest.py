@@ -1,0 +1,78 @@
+"""Shared pytest fixtures for sparkprof's test suite.
+
+Tests run as root on a real kernel. `make test` builds everything before
+pytest starts; these fixtures only locate what was built.
+"""
+import glob
+import os
+import subprocess
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.join(ROOT, "build")
+
+
+def jdk_homes():
+    """Every JDK on the machine with a javac, newest last: {major: home}."""
+    homes = {}
+    for home in sorted(glob.glob("/usr/lib/jvm/*")):
+        if os.path.islink(home) or not os.path.exists(os.path.join(home, "bin", "javac")):
+            continue
+        try:
+            out = subprocess.run([os.path.join(home, "bin", "java"), "-version"],
+                                 capture_output=True, text=True, timeout=60).stderr
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        first = out.split('"')[1] if '"' in out else ""
+        major = int(first.split(".")[0]) if first.split(".")[0].isdigit() else 0
+        if major:
+            homes.setdefault(major, home)
+    return dict(sorted(homes.items()))
+
+
+@pytest.fixture(scope="session")
+def root_dir():
+    return ROOT
+
+
+@pytest.fixture(scope="session")
+def build_dir():
+    return BUILD
+
+
+@pytest.fixture(scope="session")
+def sparkprof_bin():
+    path = os.path.join(ROOT, "sparkprof")
+    assert os.access(path, os.X_OK), "run `make` first: ./sparkprof is missing"
+    return path
+
+
+@pytest.fixture(scope="session")
+def agent_path():
+    path = os.path.join(BUILD, "libsparkprof-agent.so")
+    assert os.path.exists(path), "run `make` first: the JVMTI helper is missing"
+    return path
+
+
+@pytest.fixture(scope="session")
+def progs_dir():
+    return os.path.join(BUILD, "progs")
+
+
+@pytest.fixture(scope="session")
+def jdks():
+    homes = jdk_homes()
+    assert 17 in homes, "JDK 17 is required"
+    return homes
+
+
+@pytest.fixture(scope="session")
+def newest_jdk(jdks):
+    return jdks[max(jdks)]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def must_be_root():
+    if os.geteuid() != 0:
+        pytest.exit("the test suite profiles a real kernel: run it as root", returncode=2)

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs everything sparkprof needs to build and to run its test suite.
+# Idempotent: packages already present are not fetched again. Needs root.
+set -euo pipefail
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: run as root (it installs Debian packages)" >&2
+	exit 1
+fi
+
+# Build: BPF compiler, libbpf, skeleton generator, libelf, zlib.
+# Tests and benchmarks: a JDK, linux-perf for comparisons, python3 + pytest.
+apt_packages="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc
+	libc6-dev linux-perf python3 python3-pip procps"
+
+missing=""
+for p in $apt_packages; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	echo "install-deps: installing$missing"
+	apt-get update -qq
+	apt-get install -y -qq $missing >/dev/null
+fi
+
+if ! command -v javac >/dev/null 2>&1; then
+	echo "install-deps: installing a JDK"
+	apt-get update -qq
+	apt-get install -y -qq openjdk-17-jdk-headless >/dev/null
+fi
+
+python3 -m pytest --version >/dev/null 2>&1 || python3 -m pip install -q pytest

@@ -1,0 +1,48 @@
+/* main.c - sparkprof's entry point: picks the subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "log.h"
+#include "version.h"
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{ "record", cmd_record, "profile the node (or some processes) into a folder" },
+	{ "list", cmd_list, "list the JVMs and Spark executors on this node" },
+	{ "attach", cmd_attach, "load the sparkprof helper into a running JVM" },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: sparkprof [--version] <command> [options]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n'sparkprof <command> --help' describes a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("sparkprof %s\n", SPARKPROF_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	sp_err("unknown command '%s' (try 'sparkprof --help')", argv[1]);
+	return 2;
+}
