@@ -46,7 +46,7 @@ JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(which javac 2>/dev/nul
 JNI_CFLAGS := -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux
 
 .PHONY: all deps test unit-tests fuzz test-progs bench clean vmlinux
-all: sparkprof $(AGENT)
+all: sparkprof $(if $(AGENT_SRCS),$(AGENT))
 
 sparkprof: $(USER_OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -66,7 +66,7 @@ $(BUILD)/%.bpf.o: bpf/%.bpf.c $(wildcard include/*.h bpf/*.h) vmlinux/vmlinux.h 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
-$(AGENT): $(AGENT_SRCS) $(wildcard tools/jvmti/*.h) include/sparkprof_helper_log.h | $(BUILD)
+$(AGENT): $(AGENT_SRCS) $(wildcard tools/jvmti/*.h include/sparkprof_helper_log.h) | $(BUILD)
 	$(CC) $(CFLAGS) -Iinclude $(JNI_CFLAGS) -fPIC -shared -fvisibility=hidden \
 	    -o $@ $(AGENT_SRCS) -lpthread -ldl
 
