@@ -13,6 +13,7 @@
 CC       ?= gcc
 CLANG    ?= clang
 BPFTOOL  ?= bpftool
+LLVM_STRIP ?= llvm-strip
 PYTHON   ?= python3
 BUILD    := build
 
@@ -45,6 +46,7 @@ TEST_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/progs/%,$(TEST_PROGS_SRCS))
 JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(which javac 2>/dev/null) 2>/dev/null)) 2>/dev/null)
 JNI_CFLAGS := -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux
 
+.SECONDARY: $(BPF_OBJS)
 .PHONY: all deps test unit-tests fuzz test-progs bench clean vmlinux
 all: sparkprof $(if $(AGENT_SRCS),$(AGENT))
 
@@ -62,6 +64,7 @@ $(BUILD)/user/%.o: user/%.c $(SKELS) | $(BUILD)/user
 
 $(BUILD)/%.bpf.o: bpf/%.bpf.c $(wildcard include/*.h bpf/*.h) vmlinux/vmlinux.h | $(BUILD)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(LLVM_STRIP) -g $@  # keep BTF, drop DWARF: the skeleton embeds the object
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@

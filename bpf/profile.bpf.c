@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0
+/* profile.bpf.c - on-CPU sampling: one record per cpu-clock sample.
+ *
+ * Attached by user space to a software cpu-clock perf event on every online
+ * CPU. It only filters and copies: tgid, tid, cpu, time, comm and the raw
+ * kernel and user stacks. Symbolization and attribution happen in user space.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+
+#include "maps.bpf.h"
+
+#define PF_KTHREAD 0x00200000
+
+const volatile bool filter_tgids = false;   /* only tgids in target_tgids */
+const volatile bool follow_children = false; /* add forked children of targets */
+const volatile __u32 self_tgid = 0;          /* the profiler itself: never sampled */
+const volatile __u64 wakeup_bytes = 1 << 20;
+
+char LICENSE[] SEC("license") = "GPL";
+
+SEC("perf_event")
+int sample_cpu(struct bpf_perf_event_data *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct task_struct *task;
+	struct sp_cpu_sample *sample;
+
+	if (tid == 0) {
+		sp_count(SP_CNT_IDLE);
+		return 0;
+	}
+	if (tgid == self_tgid)
+		return 0;
+	if (filter_tgids && !bpf_map_lookup_elem(&target_tgids, &tgid))
+		return 0;
+
+	sample = bpf_ringbuf_reserve(&events, sizeof(*sample), 0);
+	if (!sample) {
+		sp_count(SP_CNT_LOST_RINGBUF);
+		return 0;
+	}
+	sample->hdr.kind = SP_EVENT_CPU_SAMPLE;
+	sample->hdr.cpu = bpf_get_smp_processor_id();
+	sample->hdr.tgid = tgid;
+	sample->hdr.tid = tid;
+	sample->hdr.timestamp_ns = bpf_ktime_get_ns();
+	bpf_get_current_comm(sample->hdr.comm, sizeof(sample->hdr.comm));
+
+	sample->stacks.kstack_bytes =
+		bpf_get_stack(ctx, sample->stacks.kstack, sizeof(sample->stacks.kstack), 0);
+	if (sample->stacks.kstack_bytes < 0)
+		sp_count(SP_CNT_LOST_KSTACK);
+
+	task = bpf_get_current_task_btf();
+	if (task->flags & PF_KTHREAD) {
+		sample->stacks.ustack_bytes = 0; /* kernel threads have no user stack */
+	} else {
+		sample->stacks.ustack_bytes =
+			bpf_get_stack(ctx, sample->stacks.ustack,
+				      sizeof(sample->stacks.ustack), BPF_F_USER_STACK);
+		if (sample->stacks.ustack_bytes < 0)
+			sp_count(SP_CNT_LOST_USTACK);
+	}
+	sp_count(SP_CNT_SAMPLES);
+	bpf_ringbuf_submit(sample, sp_wakeup_flags(tgid, wakeup_bytes));
+	return 0;
+}
+
+/* `record -- cmd` profiles the command and everything it forks. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(follow_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 parent_tgid = parent->tgid, child_tgid = child->tgid;
+	__u8 one = 1;
+
+	if (!follow_children || parent_tgid == child_tgid)
+		return 0;
+	if (bpf_map_lookup_elem(&target_tgids, &parent_tgid))
+		bpf_map_update_elem(&target_tgids, &child_tgid, &one, BPF_ANY);
+	return 0;
+}

@@ -1,0 +1,35 @@
+/* folded.h - stacks aggregated in the folded format of FlameGraph and
+ * async-profiler: one line per distinct stack, frames root first separated
+ * by ';', a space, the count. Kernel frames carry the suffix "_[k]".
+ */
+#ifndef SPARKPROF_FOLDED_H
+#define SPARKPROF_FOLDED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "frame.h"
+
+struct folded_profile;
+
+struct folded_profile *folded_profile_new(void);
+void folded_profile_free(struct folded_profile *profile);
+
+/* Adds `count` to the stack root -> frames[n-1] ... frames[0] (frames are
+ * leaf first, as unwound). `root` (e.g. "java-1234") is the outermost frame;
+ * NULL for none. Returns 0 or -ENOMEM. */
+int folded_profile_add(struct folded_profile *profile, const char *root,
+		       const struct frame *frames, size_t n, uint64_t count);
+
+uint64_t folded_profile_total(const struct folded_profile *profile);
+
+/* Writes the profile to path (through a temporary file and rename, so a
+ * reader never sees half a file). Returns 0 or -errno, with a message. */
+int folded_profile_write(const struct folded_profile *profile, const char *path);
+
+/* Appends one frame's folded text to buf: the name with ';' and newlines
+ * replaced (they would split the line) and the "_[k]" suffix for kernel
+ * frames. Returns the new length, or -ENOSPC. */
+int folded_frame_text(char *buf, size_t len, size_t cap, const struct frame *frame);
+
+#endif
