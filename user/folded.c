@@ -101,14 +101,29 @@ uint64_t folded_profile_total(const struct folded_profile *p)
 	return p->total;
 }
 
+struct write_ctx {
+	FILE *file;
+	uint64_t unit;
+};
+
 static int write_line(const char *key, void *value, void *ctx)
 {
-	return fprintf((FILE *)ctx, "%s %llu\n", key,
-		       (unsigned long long)*(uint64_t *)value) < 0 ? -EIO : 0;
+	struct write_ctx *wc = ctx;
+	uint64_t count = (*(uint64_t *)value + wc->unit / 2) / wc->unit;
+
+	if (!count)
+		return 0;
+	return fprintf(wc->file, "%s %llu\n", key, (unsigned long long)count) < 0 ? -EIO : 0;
 }
 
 int folded_profile_write(const struct folded_profile *p, const char *path)
 {
+	return folded_profile_write_scaled(p, path, 1);
+}
+
+int folded_profile_write_scaled(const struct folded_profile *p, const char *path, uint64_t unit)
+{
+	struct write_ctx wc = { NULL, unit ? unit : 1 };
 	char tmp[4096];
 	FILE *f;
 	int err;
@@ -123,7 +138,8 @@ int folded_profile_write(const struct folded_profile *p, const char *path)
 		sp_err("create %s: %s", tmp, strerror(-err));
 		return err;
 	}
-	err = strmap_foreach(p->counts, write_line, f);
+	wc.file = f;
+	err = strmap_foreach(p->counts, write_line, &wc);
 	if (fclose(f) && !err)
 		err = -errno;
 	if (!err && rename(tmp, path))

@@ -27,6 +27,11 @@ uint64_t folded_profile_total(const struct folded_profile *profile);
  * reader never sees half a file). Returns 0 or -errno, with a message. */
 int folded_profile_write(const struct folded_profile *profile, const char *path);
 
+/* Same, with every count divided by unit (rounded to nearest); stacks that
+ * round to zero are left out. For profiles accumulated in nanoseconds. */
+int folded_profile_write_scaled(const struct folded_profile *profile, const char *path,
+				uint64_t unit);
+
 /* Appends one frame's folded text to buf: the name with ';' and newlines
  * replaced (they would split the line) and the "_[k]" suffix for kernel
  * frames. Returns the new length, or -ENOSPC. */

@@ -1,0 +1,59 @@
+/* process_table.h - what the recording knows about each sampled process.
+ *
+ * A process is inspected the first time one of its samples arrives, while
+ * it is still alive: its name, its memory map and ELF files (through the
+ * proc_symbolizer), whether it runs the sparkprof helper, and whether it is
+ * a Spark executor. What is captured then stays usable after it exits.
+ */
+#ifndef SPARKPROF_PROCESS_TABLE_H
+#define SPARKPROF_PROCESS_TABLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "spark_executor.h"
+
+struct binary_cache;
+struct proc_symbolizer;
+struct jvm_helper_log;
+struct perf_map;
+struct executor_attribution;
+
+struct process {
+	pid_t pid;
+	char comm[16];              /* the main thread's name */
+	char label[48];             /* root frame: "comm-pid" */
+	struct proc_symbolizer *symbolizer; /* NULL when /proc could not be read */
+	bool is_jvm;                /* libjvm.so is mapped */
+	struct jvm_helper_log *helper;      /* the helper's symbols and thread names */
+	struct perf_map *perf_map;  /* a plain /tmp/perf-PID.map, when no helper */
+	bool is_executor;
+	struct spark_executor executor;
+	bool executor_selected;     /* matches --executors and --app */
+	struct executor_attribution *attribution; /* stage state, executors only */
+	uint64_t cpu_samples;
+	uint64_t off_cpu_ns;
+	uint64_t unknown_user_frames;
+};
+
+struct process_table;
+
+struct process_table *process_table_new(void);
+/* Frees the processes; free_fn releases what the owner attached to each. */
+void process_table_free(struct process_table *table,
+			void (*free_fn)(struct process *p, void *ctx), void *ctx);
+
+/* Returns pid's entry, creating a zeroed one (with pid, comm and label read
+ * from /proc, or from fallback_comm when the process is already gone) when
+ * new; *created says which. NULL when out of memory. */
+struct process *process_table_get(struct process_table *table, pid_t pid,
+				  const char *fallback_comm, bool *created);
+struct process *process_table_find(struct process_table *table, pid_t pid);
+
+/* Visits processes in the order they were first seen. */
+int process_table_foreach(struct process_table *table,
+			  int (*fn)(struct process *p, void *ctx), void *ctx);
+size_t process_table_count(const struct process_table *table);
+
+#endif
