@@ -12,13 +12,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "spark_executor.h"
-
 struct binary_cache;
 struct proc_symbolizer;
 struct jvm_helper_log;
 struct perf_map;
 struct executor_attribution;
+struct spark_executor;
 
 struct process {
 	pid_t pid;
@@ -28,8 +27,7 @@ struct process {
 	bool is_jvm;                /* libjvm.so is mapped */
 	struct jvm_helper_log *helper;      /* the helper's symbols and thread names */
 	struct perf_map *perf_map;  /* a plain /tmp/perf-PID.map, when no helper */
-	bool is_executor;
-	struct spark_executor executor;
+	struct spark_executor *executor;    /* NULL unless a Spark executor */
 	bool executor_selected;     /* matches --executors and --app */
 	struct executor_attribution *attribution; /* stage state, executors only */
 	uint64_t cpu_samples;
