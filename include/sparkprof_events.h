@@ -9,6 +9,10 @@
 #ifndef SPARKPROF_EVENTS_H
 #define SPARKPROF_EVENTS_H
 
+#ifndef __VMLINUX_H__
+#include <linux/types.h> /* user space; BPF gets the types from vmlinux.h */
+#endif
+
 /* bpf_get_stack() is capped by kernel.perf_event_max_stack (127 by default). */
 #define SP_MAX_STACK_DEPTH 127
 #define SP_COMM_LEN 16
