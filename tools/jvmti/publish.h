@@ -1,0 +1,38 @@
+/* publish.h - the helper's append-only log (format: sparkprof_helper_log.h)
+ * and the safe creation of files in the JVM's /tmp.
+ *
+ * Each record is formatted into one buffer and written with one write() on
+ * an O_APPEND descriptor.  publisher_lock() serialises writers and the
+ * timestamps they take, so records appear in timestamp order.
+ */
+#ifndef SPARKPROF_AGENT_PUBLISH_H
+#define SPARKPROF_AGENT_PUBLISH_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct publisher {
+	int fd;                 /* -1: publishing is off */
+	pthread_mutex_t lock;
+	uint64_t next_code_id;  /* ids of L and D records, from 1 */
+	int failed;             /* a write failed once: said so, now off */
+};
+
+/* Creates path exclusively (O_CREAT|O_EXCL|O_NOFOLLOW, mode).  If something
+ * is already there, it is unlinked first (unlink never follows a symlink,
+ * and in a sticky /tmp it only succeeds on our own files) and creation is
+ * retried once.  Returns the fd or -errno. */
+int create_exclusive(const char *path, int mode);
+
+/* Opens the log for pid; fd -1 and a message on stderr when that fails. */
+void publisher_open(struct publisher *pub, int pid);
+
+/* Appends a buffer that holds complete lines; call with the lock held. */
+void publisher_write(struct publisher *pub, const char *buf, size_t len);
+
+/* Escapes name into dst (see the header's escaping rule); returns the
+ * length written, always < dstlen, NUL-terminated. */
+size_t escape_name(char *dst, size_t dstlen, const char *name);
+
+#endif

@@ -1,0 +1,256 @@
+/* thread_names.c - thread names and idle marks (see thread_names.h). */
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "sparkprof_helper_log.h"
+
+#define TASK_THREAD_PREFIX "Executor task launch worker"
+#define IDLE_STACK_DEPTH 16
+
+static pid_t my_tid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/* Callers hold the publisher lock. */
+static struct thread_name_entry *lookup(struct thread_names *t, pid_t tid, int create)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i].tid == tid)
+			return &t->v[i];
+	if (!create)
+		return NULL;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 64;
+		struct thread_name_entry *v = realloc(t->v, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		t->v = v;
+		t->cap = cap;
+	}
+	t->v[t->n] = (struct thread_name_entry){ .tid = tid, .idle = -1 };
+	return &t->v[t->n++];
+}
+
+/* Publishes "T ts tid name" unless tid already carries that name. */
+static void publish_name(struct agent *a, pid_t tid, const char *name)
+{
+	if (tid <= 0 || !name)
+		return;
+	char line[SPARKPROF_HELPER_MAX_LINE], esc[4096];
+	escape_name(esc, sizeof(esc), name);
+	pthread_mutex_lock(&a->pub.lock);
+	struct thread_name_entry *e = lookup(&a->names, tid, 1);
+	if (e && (!e->name || strcmp(e->name, name))) {
+		char *copy = strdup(name);
+		if (copy) {
+			free(e->name);
+			e->name = copy;
+			int n = snprintf(line, sizeof(line), "T %" PRIu64 " %d %s\n", agent_now_ns(),
+					 (int)tid, esc);
+			publisher_write(&a->pub, line, (size_t)n < sizeof(line) ? (size_t)n : 0);
+		}
+	}
+	pthread_mutex_unlock(&a->pub.lock);
+}
+
+static void publish_idle(struct agent *a, pid_t tid, int idle)
+{
+	char line[128];
+	pthread_mutex_lock(&a->pub.lock);
+	struct thread_name_entry *e = lookup(&a->names, tid, 0);
+	if (e && e->idle != idle) {
+		e->idle = idle;
+		int n = snprintf(line, sizeof(line), "S %" PRIu64 " %d %s\n", agent_now_ns(),
+				 (int)tid, idle ? "idle" : "busy");
+		publisher_write(&a->pub, line, n);
+	}
+	pthread_mutex_unlock(&a->pub.lock);
+}
+
+static pid_t tid_of(struct agent *a, JNIEnv *jni, jthread thread, const char *name)
+{
+	void *stored = NULL;
+	if ((*a->jvmti)->GetThreadLocalStorage(a->jvmti, thread, &stored) == JVMTI_ERROR_NONE &&
+	    stored)
+		return (pid_t)(intptr_t)stored;
+	pid_t tid = os_tid_find(&a->names.finder, jni, thread, name);
+	if (tid > 0)
+		(*a->jvmti)->SetThreadLocalStorage(a->jvmti, thread, (void *)(intptr_t)tid);
+	return tid;
+}
+
+/* The binding of java.lang.Thread.setNativeName while the helper runs. */
+static void JNICALL set_native_name(JNIEnv *jni, jobject thread, jstring name)
+{
+	struct agent *a = agent_get();
+	if (!a->vm_dead && name) {
+		const char *utf = (*jni)->GetStringUTFChars(jni, name, NULL);
+		if (utf) {
+			publish_name(a, tid_of(a, jni, thread, NULL), utf);
+			(*jni)->ReleaseStringUTFChars(jni, name, utf);
+		}
+	}
+	if (a->names.original)
+		a->names.original(jni, thread, name);
+}
+
+void thread_names_prepare_bind(struct agent *a)
+{
+	void *lib = libjvm_handle(a->jvmti);
+	if (lib) {
+		a->names.jvm_set_name = dlsym(lib, "JVM_SetNativeThreadName");
+		dlclose(lib);
+	}
+}
+
+/* Called in the primordial phase too, where JVMTI cannot name the method:
+ * JVM_SetNativeThreadName is bound to Thread.setNativeName alone. */
+void thread_names_on_bind(struct agent *a, void *address, void **new_address)
+{
+	if (a->names.hooked || !address || address != a->names.jvm_set_name)
+		return;
+	a->names.original = (void (*)(JNIEnv *, jobject, jstring))address;
+	*new_address = (void *)set_native_name;
+	a->names.hooked = 1;
+}
+
+/* A late attach misses Thread's own registration: rebind with
+ * RegisterNatives.  HotSpot logs a one-line warning about it (jni+resolve)
+ * on the JVM's stdout; at start the bind event avoids that. */
+static void hook_set_native_name(struct agent *a, JNIEnv *jni)
+{
+	if (a->names.hooked)
+		return;
+	void *lib = libjvm_handle(a->jvmti);
+	if (lib) {
+		a->names.original = (void (*)(JNIEnv *, jobject, jstring))dlsym(lib, "JVM_SetNativeThreadName");
+		dlclose(lib);
+	}
+	if (!a->names.original) {
+		agent_say("JVM_SetNativeThreadName not found in libjvm; renames are seen by polling only");
+		return;
+	}
+	jclass cls = (*jni)->FindClass(jni, "java/lang/Thread");
+	if (!cls) {
+		(*jni)->ExceptionClear(jni);
+		return;
+	}
+	JNINativeMethod m = { "setNativeName", "(Ljava/lang/String;)V", (void *)set_native_name };
+	if ((*jni)->RegisterNatives(jni, cls, &m, 1) == 0) {
+		a->names.hooked = 1;
+	} else {
+		(*jni)->ExceptionClear(jni);
+		agent_say("cannot rebind Thread.setNativeName; renames are seen by polling only");
+	}
+	(*jni)->DeleteLocalRef(jni, cls);
+}
+
+void thread_names_init(struct agent *a, JNIEnv *jni)
+{
+	os_tid_finder_init(&a->names.finder, a->jvmti, jni);
+	hook_set_native_name(a, jni);
+}
+
+static char *thread_name(struct agent *a, JNIEnv *jni, jthread thread)
+{
+	jvmtiThreadInfo info;
+	memset(&info, 0, sizeof(info));
+	if ((*a->jvmti)->GetThreadInfo(a->jvmti, thread, &info) != JVMTI_ERROR_NONE)
+		return NULL;
+	if (info.thread_group)
+		(*jni)->DeleteLocalRef(jni, info.thread_group);
+	if (info.context_class_loader)
+		(*jni)->DeleteLocalRef(jni, info.context_class_loader);
+	return info.name;   /* Deallocate() it */
+}
+
+void thread_names_on_start(struct agent *a, JNIEnv *jni, jthread thread)
+{
+	pid_t tid = my_tid();
+	(*a->jvmti)->SetThreadLocalStorage(a->jvmti, thread, (void *)(intptr_t)tid);
+	char *name = thread_name(a, jni, thread);
+	if (name) {
+		publish_name(a, tid, name);
+		(*a->jvmti)->Deallocate(a->jvmti, (unsigned char *)name);
+	}
+}
+
+void thread_names_on_end(struct agent *a, JNIEnv *jni, jthread thread)
+{
+	(void)jni;
+	(void)thread;
+	pid_t tid = my_tid();
+	char line[96];
+	pthread_mutex_lock(&a->pub.lock);
+	struct thread_name_entry *e = lookup(&a->names, tid, 0);
+	if (e) {
+		free(e->name);
+		*e = a->names.v[--a->names.n];
+	}
+	int n = snprintf(line, sizeof(line), "X %" PRIu64 " %d\n", agent_now_ns(), (int)tid);
+	publisher_write(&a->pub, line, n);
+	pthread_mutex_unlock(&a->pub.lock);
+}
+
+/* Idle = parked in ThreadPoolExecutor.getTask: a running task never has
+ * getTask on its stack, and an idle pool thread always has it near the top. */
+static int is_idle(struct agent *a, JNIEnv *jni, jthread thread)
+{
+	if (!a->names.get_task_looked_up) {
+		a->names.get_task_looked_up = 1;
+		jclass cls = (*jni)->FindClass(jni, "java/util/concurrent/ThreadPoolExecutor");
+		if (cls)
+			a->names.get_task = (*jni)->GetMethodID(jni, cls, "getTask",
+								"()Ljava/lang/Runnable;");
+		if ((*jni)->ExceptionCheck(jni))
+			(*jni)->ExceptionClear(jni);
+	}
+	if (!a->names.get_task)
+		return -1;
+	jvmtiFrameInfo frames[IDLE_STACK_DEPTH];
+	jint count = 0;
+	if ((*a->jvmti)->GetStackTrace(a->jvmti, thread, 0, IDLE_STACK_DEPTH, frames, &count) !=
+	    JVMTI_ERROR_NONE)
+		return -1;
+	for (jint i = 0; i < count; i++)
+		if (frames[i].method == a->names.get_task)
+			return 1;
+	return 0;
+}
+
+void thread_names_poll(struct agent *a, JNIEnv *jni, int with_idle)
+{
+	jint n = 0;
+	jthread *threads = NULL;
+	if ((*a->jvmti)->GetAllThreads(a->jvmti, &n, &threads) != JVMTI_ERROR_NONE)
+		return;
+	for (jint i = 0; i < n && !a->vm_dead; i++) {
+		if ((*jni)->PushLocalFrame(jni, 16) < 0) {
+			(*jni)->ExceptionClear(jni);
+			break;
+		}
+		char *name = thread_name(a, jni, threads[i]);
+		if (name) {
+			pid_t tid = tid_of(a, jni, threads[i], name);
+			publish_name(a, tid, name);
+			if (with_idle && tid > 0 &&
+			    !strncmp(name, TASK_THREAD_PREFIX, strlen(TASK_THREAD_PREFIX))) {
+				int idle = is_idle(a, jni, threads[i]);
+				if (idle >= 0)
+					publish_idle(a, tid, idle);
+			}
+			(*a->jvmti)->Deallocate(a->jvmti, (unsigned char *)name);
+		}
+		(*jni)->PopLocalFrame(jni, NULL);
+		(*jni)->DeleteLocalRef(jni, threads[i]);
+	}
+	(*a->jvmti)->Deallocate(a->jvmti, (unsigned char *)threads);
+}
