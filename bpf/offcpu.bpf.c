@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-2.0
+/* offcpu.bpf.c - off-CPU intervals of profiled threads, from sched_switch.
+ *
+ * When a profiled thread leaves a CPU we keep the time, its state and its
+ * kernel and user stacks in task-local storage; when it comes back we send
+ * one struct sp_off_cpu_event if it stayed off for at least min_off_cpu_ns.
+ *
+ * Task storage rather than a hash keyed by tid: the kernel frees an entry
+ * when its task is freed (a thread that exits while off-CPU leaks nothing,
+ * a recycled tid never meets a stale entry), it has no capacity to size or
+ * fill, and the lookup follows a pointer from the task instead of hashing.
+ * A thread that is not profiled never gets an entry, so its switch-in costs
+ * one failed lookup.
+ *
+ * The stacks must be read at switch-out (the user stack is only reachable
+ * while the thread is current), so each profiled switch-out pays for two
+ * bpf_get_stack() calls even when the interval turns out short.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+
+#include "maps.bpf.h"
+
+#define PF_KTHREAD 0x00200000
+#define TASK_INTERRUPTIBLE 0x0001
+#define TASK_UNINTERRUPTIBLE 0x0002
+#define TASK_DEAD 0x0080
+#define TASK_NOLOAD 0x0400
+
+const volatile bool filter_tgids = false;      /* only tgids in target_tgids */
+const volatile bool include_kthreads = false;  /* kernel threads' waits too */
+const volatile __u32 self_tgid = 0;            /* the profiler itself: never traced */
+const volatile __u64 min_off_cpu_ns = 1000000;
+const volatile __u64 wakeup_bytes = 1 << 20;
+
+/* Set by user space at each start: intervals that began before it (left
+ * over from an earlier start/stop) are not reported. */
+__u64 session_start_ns = 0;
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct off_cpu_start {
+	__u64 off_ts;     /* when the thread left the CPU; 0: on CPU or already reported */
+	__u32 state;      /* enum sp_thread_state */
+	struct sp_stacks stacks;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct off_cpu_start);
+} off_cpu_starts SEC(".maps");
+
+static __always_inline bool is_profiled(struct task_struct *task)
+{
+	__u32 tgid = task->tgid;
+
+	if (task->pid == 0 || tgid == self_tgid)
+		return false;
+	if (!include_kthreads && (task->flags & PF_KTHREAD))
+		return false;
+	if (filter_tgids && !bpf_map_lookup_elem(&target_tgids, &tgid))
+		return false;
+	return true;
+}
+
+static __always_inline __u32 thread_state(bool preempt, unsigned int prev_state)
+{
+	/* Preempted, or yielded while still runnable: waiting for a CPU. */
+	if (preempt || prev_state == 0)
+		return SP_STATE_PREEMPTED;
+	if (prev_state & TASK_INTERRUPTIBLE)
+		return SP_STATE_SLEEPING;
+	if (prev_state & TASK_UNINTERRUPTIBLE)
+		/* TASK_IDLE waits are idle, not blocked on a device. */
+		return prev_state & TASK_NOLOAD ? SP_STATE_SLEEPING : SP_STATE_UNINTERRUPTIBLE;
+	return SP_STATE_OTHER;
+}
+
+/* The current task (prev) leaves the CPU. */
+static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
+				       unsigned int prev_state, __u64 now)
+{
+	struct off_cpu_start *start;
+
+	/* An exiting thread's last switch: it never comes back. */
+	if (prev_state & TASK_DEAD)
+		return;
+	if (!is_profiled(prev))
+		return;
+	start = bpf_task_storage_get(&off_cpu_starts, prev, NULL,
+				     BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!start) {
+		sp_count(SP_CNT_OFFCPU_LOST);
+		return;
+	}
+	start->state = thread_state(preempt, prev_state);
+	start->stacks.kstack_bytes = bpf_get_stack(ctx, start->stacks.kstack,
+						   sizeof(start->stacks.kstack), 0);
+	if (prev->flags & PF_KTHREAD)
+		start->stacks.ustack_bytes = 0;
+	else
+		start->stacks.ustack_bytes = bpf_get_stack(ctx, start->stacks.ustack,
+							   sizeof(start->stacks.ustack),
+							   BPF_F_USER_STACK);
+	/* Last: a concurrent flush only claims an interval once it is whole. */
+	asm volatile("" ::: "memory");
+	*(volatile __u64 *)&start->off_ts = now;
+}
+
+/* bytes is what bpf_get_stack() returned: a negative errno reads as huge. */
+static __always_inline void copy_frames(__u64 *dst, const __u64 *src, __s32 bytes)
+{
+	__u32 n = bytes;
+
+	if (n <= SP_MAX_STACK_DEPTH * sizeof(__u64))
+		bpf_probe_read_kernel(dst, n, src);
+}
+
+/* Sends the interval that started at off_ts and ends at now. */
+static __always_inline void send_interval(struct task_struct *task, struct off_cpu_start *start,
+					  __u64 off_ts, __u64 now)
+{
+	struct sp_off_cpu_event *event;
+	__u32 tgid = task->tgid;
+	__s32 kbytes, ubytes;
+
+	event = bpf_ringbuf_reserve(&events, sizeof(*event), 0);
+	if (!event) {
+		sp_count(SP_CNT_OFFCPU_LOST);
+		return;
+	}
+	event->hdr.kind = SP_EVENT_OFF_CPU;
+	event->hdr.cpu = bpf_get_smp_processor_id();
+	event->hdr.tgid = tgid;
+	event->hdr.tid = task->pid;
+	event->hdr.timestamp_ns = off_ts;
+	bpf_probe_read_kernel_str(event->hdr.comm, sizeof(event->hdr.comm), task->comm);
+	event->off_cpu_ns = now - off_ts;
+	event->state = start->state;
+	/* Not recorded: sched_wakeup runs in interrupt context for timer and
+	 * device wake-ups, where current is not the waker, and without
+	 * CONFIG_KALLSYMS_ALL BPF cannot read preempt_count to tell. */
+	event->waker_tid = 0;
+
+	/* Copy only the frames that were captured. */
+	kbytes = start->stacks.kstack_bytes;
+	ubytes = start->stacks.ustack_bytes;
+	event->stacks.kstack_bytes = kbytes;
+	event->stacks.ustack_bytes = ubytes;
+	copy_frames(event->stacks.kstack, start->stacks.kstack, kbytes);
+	copy_frames(event->stacks.ustack, start->stacks.ustack, ubytes);
+	if (kbytes < 0)
+		sp_count(SP_CNT_LOST_KSTACK);
+	if (ubytes < 0)
+		sp_count(SP_CNT_LOST_USTACK);
+
+	sp_count(SP_CNT_OFFCPU_EVENTS);
+	bpf_ringbuf_submit(event, sp_wakeup_flags(tgid, wakeup_bytes));
+}
+
+/* next comes back on the CPU. */
+static __always_inline void switch_in(struct task_struct *next, __u64 now)
+{
+	struct off_cpu_start *start;
+	__u64 off_ts;
+
+	if (next->pid == 0)
+		return;
+	/* Without F_CREATE: threads never profiled have no entry. */
+	start = bpf_task_storage_get(&off_cpu_starts, next, NULL, 0);
+	if (!start || !start->off_ts)
+		return;
+	/* Claim the interval: a concurrent flush may race for it. */
+	off_ts = __atomic_exchange_n(&start->off_ts, 0, __ATOMIC_ACQ_REL);
+	if (!off_ts || off_ts < session_start_ns)
+		return;
+	if (now - off_ts < min_off_cpu_ns) {
+		sp_count(SP_CNT_OFFCPU_SHORT);
+		return;
+	}
+	send_interval(next, start, off_ts, now);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	switch_out(ctx, prev, preempt, prev_state, now);
+	switch_in(next, now);
+	return 0;
+}
+
+/* Run by user space at the end of a recording, while on_switch is still
+ * attached: sends every interval still open, cut at this moment. */
+SEC("iter/task")
+int flush_open_intervals(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct off_cpu_start *start;
+	__u64 off_ts, now;
+
+	if (!task)
+		return 0;
+	start = bpf_task_storage_get(&off_cpu_starts, task, NULL, 0);
+	if (!start || !start->off_ts)
+		return 0;
+	off_ts = __atomic_exchange_n(&start->off_ts, 0, __ATOMIC_ACQ_REL);
+	if (!off_ts || off_ts < session_start_ns)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (now - off_ts < min_off_cpu_ns) {
+		sp_count(SP_CNT_OFFCPU_SHORT);
+		return 0;
+	}
+	send_interval(task, start, off_ts, now);
+	return 0;
+}

@@ -1,0 +1,377 @@
+/* test_bpf_offcpu.c - the off-CPU tracer on the real kernel.
+ *
+ * Loads the sampler (filtering on one target) and the off-CPU tracer on its
+ * maps, profiles build/progs/offcpu_sleeper for a few seconds and checks
+ * what arrives: the sleeping thread's intervals, their state and stacks, the
+ * pipe reader, the minimum duration, and that CPU samples plus
+ * off-CPU time cover the sleeping thread's wall time.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bpf_offcpu.h"
+#include "bpf_sampler.h"
+#include "kallsyms.h"
+#include "tap.h"
+
+#define WORKLOAD "build/progs/offcpu_sleeper"
+#define FREQUENCY_HZ 1000
+#define MIN_OFF_CPU_NS 1000000ULL
+#define WINDOW_NS 3000000000ULL
+
+struct symbol {
+	const char *name;
+	uint64_t start, end; /* runtime addresses in the workload */
+};
+
+enum { SYM_SLEEP, SYM_READ, SYM_SHORT, NR_SYMS };
+
+struct thread_stats {
+	uint64_t cpu_samples;         /* in the window */
+	uint64_t off_ns;              /* all off-CPU time, clipped to the window */
+	uint64_t events;
+	uint64_t in_func_events;      /* user stack has the thread's function */
+	uint64_t in_func_sleeping;    /* ... and state SLEEPING */
+	uint64_t in_func_off_ns;      /* their time, clipped to the window */
+	uint64_t kernel_frame_events; /* kernel stack names the expected syscall */
+	uint64_t waker_matches;       /* waker_tid is the expected waker (0: unknown) */
+};
+
+struct run {
+	pid_t pid, tid_main, tid_sleeper, tid_reader, tid_napper;
+	struct symbol syms[NR_SYMS];
+	uint64_t t0, t1;
+	struct kallsyms *ks;
+	struct thread_stats sleeper, reader, napper;
+	uint64_t off_events, cpu_records, under_min, foreign;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static uint64_t overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
+{
+	uint64_t lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
+
+	return hi > lo ? hi - lo : 0;
+}
+
+static bool ustack_has(const struct sp_stacks *st, const struct symbol *sym)
+{
+	for (int i = 0; i < st->ustack_bytes / 8 && i < SP_MAX_STACK_DEPTH; i++)
+		if (st->ustack[i] >= sym->start && st->ustack[i] < sym->end)
+			return true;
+	return false;
+}
+
+static bool kstack_names(const struct run *r, const struct sp_stacks *st, const char *word)
+{
+	for (int i = 0; i < st->kstack_bytes / 8 && i < SP_MAX_STACK_DEPTH; i++) {
+		const char *name = kallsyms_lookup(r->ks, st->kstack[i]);
+
+		if (name && strstr(name, word))
+			return true;
+	}
+	return false;
+}
+
+static void count_off_cpu(struct run *r, const struct sp_off_cpu_event *e,
+			  struct thread_stats *t, const struct symbol *sym,
+			  const char *kernel_word, pid_t waker)
+{
+	uint64_t in_window = overlap(e->hdr.timestamp_ns, e->hdr.timestamp_ns + e->off_cpu_ns,
+				     r->t0, r->t1);
+
+	t->events++;
+	t->off_ns += in_window;
+	if (!ustack_has(&e->stacks, sym))
+		return;
+	t->in_func_events++;
+	t->in_func_off_ns += in_window;
+	if (e->state == SP_STATE_SLEEPING)
+		t->in_func_sleeping++;
+	if (kstack_names(r, &e->stacks, kernel_word))
+		t->kernel_frame_events++;
+	if ((pid_t)e->waker_tid == waker)
+		t->waker_matches++;
+}
+
+static struct thread_stats *thread_of(struct run *r, pid_t tid)
+{
+	if (tid == r->tid_sleeper)
+		return &r->sleeper;
+	if (tid == r->tid_reader)
+		return &r->reader;
+	if (tid == r->tid_napper)
+		return &r->napper;
+	return NULL;
+}
+
+static int on_record(void *ctx, const void *data, size_t size)
+{
+	struct run *r = ctx;
+	const struct sp_event_header *hdr = data;
+
+	if (size < sizeof(*hdr))
+		return 0;
+	if ((pid_t)hdr->tgid != r->pid)
+		r->foreign++;
+	if (hdr->kind == SP_EVENT_CPU_SAMPLE) {
+		struct thread_stats *t = thread_of(r, hdr->tid);
+
+		r->cpu_records++;
+		if (t && hdr->timestamp_ns >= r->t0 && hdr->timestamp_ns < r->t1)
+			t->cpu_samples++;
+	} else if (hdr->kind == SP_EVENT_OFF_CPU && size >= sizeof(struct sp_off_cpu_event)) {
+		const struct sp_off_cpu_event *e = data;
+
+		r->off_events++;
+		if (e->off_cpu_ns < MIN_OFF_CPU_NS)
+			r->under_min++;
+		if ((pid_t)hdr->tid == r->tid_sleeper)
+			count_off_cpu(r, e, &r->sleeper, &r->syms[SYM_SLEEP], "nanosleep", 0);
+		else if ((pid_t)hdr->tid == r->tid_reader)
+			count_off_cpu(r, e, &r->reader, &r->syms[SYM_READ], "read", 0);
+		else if ((pid_t)hdr->tid == r->tid_napper)
+			count_off_cpu(r, e, &r->napper, &r->syms[SYM_SHORT], "nanosleep", 0);
+	}
+	return 0;
+}
+
+/* Link-time address and size of each symbol, from nm; the workload printed
+ * its runtime addresses, so PIE or not, bias = runtime - link. */
+static int resolve_symbols(struct run *r, const uint64_t runtime[NR_SYMS])
+{
+	char line[512];
+	int found = 0;
+	FILE *nm = popen("nm -S --defined-only " WORKLOAD, "r");
+
+	if (!nm)
+		return -errno;
+	while (fgets(line, sizeof(line), nm)) {
+		unsigned long long addr, size;
+		char type, name[256];
+
+		if (sscanf(line, "%llx %llx %c %255s", &addr, &size, &type, name) != 4)
+			continue;
+		for (int i = 0; i < NR_SYMS; i++) {
+			if (strcmp(name, r->syms[i].name))
+				continue;
+			r->syms[i].start = runtime[i];
+			r->syms[i].end = runtime[i] + size;
+			found++;
+		}
+	}
+	pclose(nm);
+	return found == NR_SYMS ? 0 : -ENOENT;
+}
+
+/* Starts the workload and reads its tids and function addresses. */
+static int start_workload(struct run *r)
+{
+	uint64_t runtime[NR_SYMS] = { 0 };
+	int fds[2];
+	char line[256];
+	FILE *out;
+
+	if (pipe(fds))
+		return -errno;
+	r->pid = fork();
+	if (r->pid < 0)
+		return -errno;
+	if (r->pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execl(WORKLOAD, WORKLOAD, "30", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	out = fdopen(fds[0], "r");
+	while (out && fgets(line, sizeof(line), out)) {
+		char name[64];
+		unsigned long long value;
+		int tid;
+
+		if (!strcmp(line, "ready\n"))
+			break;
+		if (sscanf(line, "tid %63s %d", name, &tid) == 2) {
+			if (!strcmp(name, "main"))
+				r->tid_main = tid;
+			else if (!strcmp(name, "sleeper"))
+				r->tid_sleeper = tid;
+			else if (!strcmp(name, "reader"))
+				r->tid_reader = tid;
+			else if (!strcmp(name, "napper"))
+				r->tid_napper = tid;
+		} else if (sscanf(line, "sym %63s %llx", name, &value) == 2) {
+			for (int i = 0; i < NR_SYMS; i++)
+				if (!strcmp(name, r->syms[i].name))
+					runtime[i] = value;
+		}
+	}
+	if (out)
+		fclose(out);
+	if (!r->tid_sleeper || !r->tid_reader || !r->tid_napper || !r->tid_main)
+		return -EPROTO;
+	return resolve_symbols(r, runtime);
+}
+
+static void poll_until(struct bpf_sampler *s, uint64_t deadline)
+{
+	while (now_ns() < deadline)
+		bpf_sampler_poll(s, 50);
+}
+
+int main(void)
+{
+	struct run r = {
+		.syms = { { .name = "sleep_a_while" }, { .name = "read_pipe_blocking" },
+			  { .name = "short_nap" } },
+	};
+	struct bpf_sampler_options sopts = {
+		.frequency_hz = FREQUENCY_HZ,
+		.filter_tgids = true,
+		.ringbuf_bytes = 8 << 20,
+		.on_record = on_record,
+		.ctx = &r,
+	};
+	struct bpf_offcpu_options oopts = {
+		.filter_tgids = true,
+		.min_off_cpu_ns = MIN_OFF_CPU_NS,
+		.ringbuf_bytes = 8 << 20,
+	};
+	struct bpf_sampler_fds fds;
+	struct bpf_sampler *sampler;
+	struct bpf_offcpu *offcpu;
+	uint64_t counters[SP_CNT_MAX];
+	double window, share, cover;
+	int err;
+
+	r.ks = kallsyms_load("/proc/kallsyms");
+	CHECK(r.ks != NULL, "kernel symbols load");
+	err = start_workload(&r);
+	CHECK(err == 0, "workload %s starts and reports its tids and symbols (%s)", WORKLOAD,
+	      strerror(-err));
+	if (err || !r.ks)
+		goto out;
+
+	sampler = bpf_sampler_open(&sopts);
+	CHECK(sampler != NULL, "sampler loads");
+	if (!sampler)
+		goto out;
+	/* CHECK evaluates its condition twice: no calls inside. */
+	err = bpf_sampler_add_target(sampler, r.pid);
+	CHECK(err == 0, "workload is the target");
+	err = bpf_sampler_mark_known(sampler, r.pid);
+	CHECK(err == 0, "workload is known");
+	bpf_sampler_shared_fds(sampler, &fds);
+	offcpu = bpf_offcpu_open(&fds, &oopts);
+	CHECK(offcpu != NULL, "off-CPU tracer loads on the sampler's maps");
+	if (!offcpu) {
+		bpf_sampler_close(sampler);
+		goto out;
+	}
+	err = bpf_offcpu_prog_fd(offcpu);
+	CHECK(err >= 0, "off-CPU program has an fd");
+	err = bpf_sampler_start(sampler);
+	CHECK(err == 0, "sampler starts");
+	err = bpf_offcpu_start(offcpu);
+	CHECK(err == 0, "off-CPU tracer starts");
+	err = bpf_offcpu_start(offcpu);
+	CHECK(err == -EALREADY, "a second start is refused");
+
+	r.t0 = now_ns();
+	r.t1 = r.t0 + WINDOW_NS;
+	poll_until(sampler, r.t1);
+	bpf_offcpu_stop(offcpu); /* sends the intervals still open */
+	bpf_sampler_stop(sampler);
+	poll_until(sampler, now_ns() + 200000000ULL);
+	err = bpf_sampler_counters(sampler, counters);
+	CHECK(err == 0, "counters read");
+	bpf_offcpu_close(offcpu);
+	bpf_sampler_close(sampler);
+
+	window = (double)(r.t1 - r.t0);
+	printf("# records: %llu cpu, %llu off-cpu; counters: offcpu %llu short %llu lost %llu\n",
+	       (unsigned long long)r.cpu_records, (unsigned long long)r.off_events,
+	       (unsigned long long)counters[SP_CNT_OFFCPU_EVENTS],
+	       (unsigned long long)counters[SP_CNT_OFFCPU_SHORT],
+	       (unsigned long long)counters[SP_CNT_OFFCPU_LOST]);
+	printf("# sleeper: %llu samples, off %.3f s, %llu events, %llu in sleep_a_while "
+	       "(%llu sleeping, %llu with nanosleep in the kernel stack), %.3f s\n",
+	       (unsigned long long)r.sleeper.cpu_samples, r.sleeper.off_ns / 1e9,
+	       (unsigned long long)r.sleeper.events, (unsigned long long)r.sleeper.in_func_events,
+	       (unsigned long long)r.sleeper.in_func_sleeping,
+	       (unsigned long long)r.sleeper.kernel_frame_events, r.sleeper.in_func_off_ns / 1e9);
+	printf("# reader: %llu events, %llu in read_pipe_blocking (%llu sleeping, %llu with waker 0, "
+	       "%llu with read in the kernel stack); napper: %llu events\n",
+	       (unsigned long long)r.reader.events, (unsigned long long)r.reader.in_func_events,
+	       (unsigned long long)r.reader.in_func_sleeping,
+	       (unsigned long long)r.reader.waker_matches,
+	       (unsigned long long)r.reader.kernel_frame_events,
+	       (unsigned long long)r.napper.events);
+
+	CHECK(r.foreign == 0, "only the target's records arrive (%llu others)",
+	      (unsigned long long)r.foreign);
+	CHECK(counters[SP_CNT_OFFCPU_EVENTS] == r.off_events,
+	      "every off-CPU event counted was delivered");
+	CHECK(counters[SP_CNT_OFFCPU_LOST] == 0, "no off-CPU interval lost");
+
+	/* The sleeping thread: half of its wall time in sleep_a_while. */
+	share = r.sleeper.in_func_off_ns / window;
+	CHECK(share > 0.45 && share < 0.55,
+	      "sleep_a_while's off-CPU time is half the window, within 10%% (%.3f)", share);
+	CHECK(r.sleeper.in_func_events >= 50, "sleep_a_while intervals arrive (%llu)",
+	      (unsigned long long)r.sleeper.in_func_events);
+	CHECK(r.sleeper.in_func_sleeping == r.sleeper.in_func_events,
+	      "every sleep_a_while interval is SLEEPING");
+	CHECK(r.sleeper.kernel_frame_events * 10 >= r.sleeper.in_func_events * 9,
+	      "their kernel stacks name nanosleep");
+	CHECK(r.sleeper.in_func_off_ns * 10 >= r.sleeper.off_ns * 9,
+	      "most of the sleeper's off-CPU time is in sleep_a_while");
+
+	/* The pipe reader: SLEEPING in read_pipe_blocking, woken by main. */
+	CHECK(r.reader.events >= 20, "pipe reader's intervals arrive (%llu)",
+	      (unsigned long long)r.reader.events);
+	CHECK(r.reader.in_func_sleeping * 10 >= r.reader.events * 9,
+	      "pipe reader waits SLEEPING in read_pipe_blocking");
+	CHECK(r.reader.kernel_frame_events * 10 >= r.reader.events * 9,
+	      "its kernel stacks name read");
+	CHECK(r.reader.waker_matches == r.reader.events && r.sleeper.waker_matches == r.sleeper.in_func_events,
+	      "no waker is claimed (waker_tid is 0)");
+
+	/* The minimum: short naps are counted, never sent. */
+	CHECK(r.under_min == 0, "no interval under the minimum is sent (%llu)",
+	      (unsigned long long)r.under_min);
+	CHECK(counters[SP_CNT_OFFCPU_SHORT] >= 1000, "short intervals are counted (%llu)",
+	      (unsigned long long)counters[SP_CNT_OFFCPU_SHORT]);
+	CHECK(r.napper.events * 20 <= counters[SP_CNT_OFFCPU_SHORT],
+	      "the 100 us napper sends (almost) nothing (%llu)",
+	      (unsigned long long)r.napper.events);
+
+	/* On-CPU samples and off-CPU time cover the sleeper's wall time. */
+	cover = (r.sleeper.cpu_samples * (1e9 / FREQUENCY_HZ) + r.sleeper.off_ns) / window;
+	CHECK(cover > 0.9 && cover < 1.1,
+	      "CPU samples plus off-CPU time cover the sleeper's wall time within 10%% (%.3f)",
+	      cover);
+out:
+	if (r.pid > 0) {
+		kill(r.pid, SIGKILL);
+		waitpid(r.pid, NULL, 0);
+	}
+	kallsyms_free(r.ks);
+	TAP_DONE();
+}
