@@ -76,3 +76,21 @@ def newest_jdk(jdks):
 def must_be_root():
     if os.geteuid() != 0:
         pytest.exit("the test suite profiles a real kernel: run it as root", returncode=2)
+
+
+@pytest.fixture(scope="session")
+def jfr_converter():
+    """async-profiler's JFR converter jar (tools/install-deps.sh fetches it)."""
+    jars = sorted(glob.glob("/var/cache/sparkprof-deps/jfr-converter-*.jar"))
+    assert jars, "run `make deps`: async-profiler's jfr-converter jar is missing"
+    return jars[-1]
+
+
+@pytest.fixture(scope="session")
+def jfr_tools(jdks, newest_jdk):
+    """The JDK's `jfr` tool of JDK 17 and of the newest JDK: {label: path}."""
+    tools = {"jdk17": os.path.join(jdks[17], "bin", "jfr"),
+             f"jdk{max(jdks)}": os.path.join(newest_jdk, "bin", "jfr")}
+    for path in tools.values():
+        assert os.access(path, os.X_OK), f"{path} is missing"
+    return tools

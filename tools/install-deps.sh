@@ -31,3 +31,22 @@ if ! command -v javac >/dev/null 2>&1; then
 fi
 
 python3 -m pytest --version >/dev/null 2>&1 || python3 -m pip install -q pytest
+
+# async-profiler's JFR converter (tests of the JFR writer) from Maven Central,
+# kept at a stable path that tests/conftest.py looks up.
+jfrconv_version=4.2
+jfrconv_jar=/var/cache/sparkprof-deps/jfr-converter-$jfrconv_version.jar
+if [ ! -s "$jfrconv_jar" ]; then
+	if ! command -v mvn >/dev/null 2>&1; then
+		echo "install-deps: installing maven"
+		apt-get update -qq
+		apt-get install -y -qq maven >/dev/null
+	fi
+	echo "install-deps: fetching tools.profiler:jfr-converter:$jfrconv_version"
+	mvn -q -B dependency:get -Dtransitive=false \
+		-Dartifact=tools.profiler:jfr-converter:$jfrconv_version
+	mkdir -p /var/cache/sparkprof-deps
+	cp "$HOME/.m2/repository/tools/profiler/jfr-converter/$jfrconv_version/jfr-converter-$jfrconv_version.jar" \
+		"$jfrconv_jar.tmp"
+	mv "$jfrconv_jar.tmp" "$jfrconv_jar"
+fi

@@ -161,7 +161,7 @@ int jfr_writer_add_sample(struct jfr_writer *w, const struct jfr_sample *s)
 	return 0;
 }
 
-int jfr_writer_close(struct jfr_writer *w)
+int jfr_writer_close_stats(struct jfr_writer *w, struct jfr_writer_stats *out)
 {
 	int ret = w->error;
 
@@ -170,8 +170,15 @@ int jfr_writer_close(struct jfr_writer *w)
 	if (!ret)
 		ret = finish_chunk(w, true);
 	ret = jfr_out_close(w->out, ret != 0) ?: ret;
+	if (out)
+		*out = w->stats;
 	writer_free(w);
 	return ret;
+}
+
+int jfr_writer_close(struct jfr_writer *w)
+{
+	return jfr_writer_close_stats(w, NULL);
 }
 
 void jfr_writer_stats(const struct jfr_writer *w, struct jfr_writer_stats *out)

@@ -191,14 +191,15 @@ int main(int argc, char **argv)
 		if (!w)
 			return 1;
 	}
-	jfr_writer_stats(w, &st);
-	ret = jfr_writer_close(w);
+	ret = jfr_writer_close_stats(w, &st);
 	if (ret) {
 		fprintf(stderr, "jfr_gen: close: %s\n", strerror(-ret));
 		return 1;
 	}
-	printf("samples %llu events %llu truncated %llu\n", (unsigned long long)st.samples,
-	       (unsigned long long)st.events, (unsigned long long)st.truncated_stacks);
+	printf("samples %llu events %llu chunks %llu bytes %llu truncated %llu\n",
+	       (unsigned long long)st.samples, (unsigned long long)st.events,
+	       (unsigned long long)st.chunks, (unsigned long long)st.bytes,
+	       (unsigned long long)st.truncated_stacks);
 	free(line);
 	free(frames);
 	return 0;
