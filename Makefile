@@ -77,7 +77,8 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libsparkprof.a tests/unit/tap.h | $(BU
 	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) -o $@ $< $(BUILD)/libsparkprof.a $(LDLIBS)
 
 $(BUILD)/progs/%: tests/progs/%.c | $(BUILD)/progs
-	$(CC) -O1 -g -fno-omit-frame-pointer -fno-inline -Wall -Wextra -o $@ $< -lpthread -lm
+	$(CLANG) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline \
+	    -fno-optimize-sibling-calls -Wall -Wextra -o $@ $< -lpthread -lm
 
 # Fuzzers are built from the sources (not the .a) so that sanitizer
 # instrumentation covers the parsers under test.
