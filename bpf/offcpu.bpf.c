@@ -2,8 +2,9 @@
 /* offcpu.bpf.c - off-CPU intervals of profiled threads, from sched_switch.
  *
  * When a profiled thread leaves a CPU we keep the time, its state and its
- * kernel and user stacks in task-local storage; when it comes back we send
- * one struct sp_off_cpu_event if it stayed off for at least min_off_cpu_ns.
+ * user stack in task-local storage; when it comes back we send one struct
+ * sp_off_cpu_event, with its kernel stack, if it stayed off for at least
+ * min_off_cpu_ns.
  *
  * Task storage rather than a hash keyed by tid: the kernel frees an entry
  * when its task is freed (a thread that exits while off-CPU leaks nothing,
@@ -12,9 +13,11 @@
  * A thread that is not profiled never gets an entry, so its switch-in costs
  * one failed lookup.
  *
- * The stacks must be read at switch-out (the user stack is only reachable
- * while the thread is current), so each profiled switch-out pays for two
- * bpf_get_stack() calls even when the interval turns out short.
+ * The user stack can only be read while the thread is current, so every
+ * profiled switch-out pays for one bpf_get_stack() even when the interval
+ * turns out short. The kernel stack, the dearer one, is read at switch-in
+ * from the thread's saved kernel stack (bpf_get_task_stack), only for the
+ * intervals that are sent.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -44,7 +47,8 @@ char LICENSE[] SEC("license") = "GPL";
 struct off_cpu_start {
 	__u64 off_ts;     /* when the thread left the CPU; 0: on CPU or already reported */
 	__u32 state;      /* enum sp_thread_state */
-	struct sp_stacks stacks;
+	__s32 ustack_bytes;
+	__u64 ustack[SP_MAX_STACK_DEPTH];
 };
 
 struct {
@@ -98,14 +102,11 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 		return;
 	}
 	start->state = thread_state(preempt, prev_state);
-	start->stacks.kstack_bytes = bpf_get_stack(ctx, start->stacks.kstack,
-						   sizeof(start->stacks.kstack), 0);
 	if (prev->flags & PF_KTHREAD)
-		start->stacks.ustack_bytes = 0;
+		start->ustack_bytes = 0;
 	else
-		start->stacks.ustack_bytes = bpf_get_stack(ctx, start->stacks.ustack,
-							   sizeof(start->stacks.ustack),
-							   BPF_F_USER_STACK);
+		start->ustack_bytes = bpf_get_stack(ctx, start->ustack, sizeof(start->ustack),
+						    BPF_F_USER_STACK);
 	/* Last: a concurrent flush only claims an interval once it is whole. */
 	asm volatile("" ::: "memory");
 	*(volatile __u64 *)&start->off_ts = now;
@@ -146,15 +147,16 @@ static __always_inline void send_interval(struct task_struct *task, struct off_c
 	 * CONFIG_KALLSYMS_ALL BPF cannot read preempt_count to tell. */
 	event->waker_tid = 0;
 
-	/* Copy only the frames that were captured. */
-	kbytes = start->stacks.kstack_bytes;
-	ubytes = start->stacks.ustack_bytes;
+	/* The kernel stack of a thread off the CPU is still the one it left
+	 * with, so it is read now, only for intervals that are sent. */
+	kbytes = bpf_get_task_stack(task, event->stacks.kstack, sizeof(event->stacks.kstack), 0);
 	event->stacks.kstack_bytes = kbytes;
-	event->stacks.ustack_bytes = ubytes;
-	copy_frames(event->stacks.kstack, start->stacks.kstack, kbytes);
-	copy_frames(event->stacks.ustack, start->stacks.ustack, ubytes);
 	if (kbytes < 0)
 		sp_count(SP_CNT_LOST_KSTACK);
+	/* The user stack was read at switch-out; copy only the frames captured. */
+	ubytes = start->ustack_bytes;
+	event->stacks.ustack_bytes = ubytes;
+	copy_frames(event->stacks.ustack, start->ustack, ubytes);
 	if (ubytes < 0)
 		sp_count(SP_CNT_LOST_USTACK);
 
