@@ -1,0 +1,278 @@
+/* test_elf_symbols.c - ELF function symbols: a test program (PIE and
+ * non-PIE), a stripped shared library, the vDSO, bad images, demangling. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include "demangle.h"
+#include "elf_symbols.h"
+#include "tap.h"
+
+#define TARGET_SRC "tests/progs/symbols_target.c"
+
+static char tmpdir[] = "/tmp/sparkprof-elf-XXXXXX";
+
+static int run(const char *cmd)
+{
+	int rc = system(cmd);
+	if (rc != 0)
+		printf("# command failed (%d): %s\n", rc, cmd);
+	return rc;
+}
+
+/* The value of symbol name in file, from nm (an independent reader). */
+static uint64_t nm_value(const char *file, const char *name)
+{
+	char cmd[512], line[512], sym[256], type;
+	unsigned long long value;
+	uint64_t found = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm %s %s", strstr(file, ".so") ? "-D" : "", file);
+	p = popen(cmd, "r");
+	while (p && fgets(line, sizeof(line), p))
+		if (sscanf(line, "%llx %c %255s", &value, &type, sym) == 3 && strcmp(sym, name) == 0)
+			found = value;
+	if (p)
+		pclose(p);
+	return found;
+}
+
+static struct elf_symbols *load_path(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct elf_symbols *es;
+
+	if (fd < 0)
+		return NULL;
+	es = elf_symbols_load_fd(fd, path);
+	close(fd);
+	return es;
+}
+
+static void check_target(const char *path, const char *what)
+{
+	static const char *const names[] = { "symtarget_leaf_alpha", "symtarget_middle_beta",
+					     "symtarget_outer_gamma", "sized_short" };
+	struct elf_symbols *es = load_path(path);
+	uint64_t off, v;
+
+	CHECK(es != NULL, "%s: loads", what);
+	if (!es)
+		return;
+	CHECK(elf_symbols_has_symtab(es), "%s: has .symtab", what);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		v = nm_value(path, names[i]);
+		CHECK(v != 0, "%s: nm knows %s", what, names[i]);
+		CHECK_STR(elf_symbols_lookup(es, v, &off), names[i], "%s: %s start", what, names[i]);
+		CHECK(off == 0, "%s: offset 0 at the start", what);
+		if (strcmp(names[i], "sized_short") != 0) {
+			CHECK_STR(elf_symbols_lookup(es, v + 5, &off), names[i], "%s: %s + 5", what,
+				  names[i]);
+			CHECK(off == 5, "%s: offset 5", what);
+		}
+	}
+	v = nm_value(path, "sized_short");
+	CHECK_STR(elf_symbols_lookup(es, v + 1, NULL), "sized_short", "%s: inside a 2-byte symbol", what);
+	CHECK(elf_symbols_lookup(es, v + 4, NULL) == NULL,
+	      "%s: past a sized symbol's end: no name", what);
+	v = nm_value(path, "_ZN9sparkprof6Target3runEi");
+	CHECK_STR(elf_symbols_lookup(es, v + 2, NULL), "sparkprof::Target::run",
+		  "%s: C++ name demangled, arguments cut", what);
+	CHECK(elf_symbols_lookup(es, 1, NULL) == NULL, "%s: address 1 has no name", what);
+	CHECK(elf_symbols_build_id(es, &(const uint8_t *){ NULL }) == 20, "%s: 20-byte build-id", what);
+
+	/* The text segment's file offsets map back to the nm addresses. */
+	v = nm_value(path, "symtarget_leaf_alpha");
+	int found = 0;
+	for (uint64_t delta = 0; delta <= 0x400000 && !found; delta += 0x1000) {
+		uint64_t back;
+		/* nm value = file offset - p_offset + p_vaddr; try the usual bases. */
+		if (v >= delta && elf_symbols_offset_to_vaddr(es, v - delta, &back) && back == v)
+			found = 1;
+	}
+	CHECK(found, "%s: some file offset maps to symtarget_leaf_alpha's address", what);
+	elf_symbols_free(es);
+}
+
+static void check_build_id(const char *path)
+{
+	char cmd[512], line[512], want[200] = "", got[200] = "";
+	const uint8_t *id;
+	struct elf_symbols *es = load_path(path);
+	int fd = open(path, O_RDONLY);
+	uint8_t cheap[ELF_BUILD_ID_MAX];
+	int cheap_len = fd >= 0 ? elf_read_build_id(fd, cheap) : -1;
+	FILE *p;
+	size_t len;
+
+	if (fd >= 0)
+		close(fd);
+	snprintf(cmd, sizeof(cmd), "readelf -n %s", path);
+	p = popen(cmd, "r");
+	while (p && fgets(line, sizeof(line), p)) {
+		char *s = strstr(line, "Build ID: ");
+		if (s)
+			sscanf(s + 10, "%199s", want);
+	}
+	if (p)
+		pclose(p);
+	len = es ? elf_symbols_build_id(es, &id) : 0;
+	for (size_t i = 0; i < len; i++)
+		sprintf(got + 2 * i, "%02x", id[i]);
+	CHECK(want[0] != '\0', "readelf shows a build-id for %s", path);
+	CHECK_STR(got, want, "build-id matches readelf");
+	CHECK(cheap_len == (int)len && memcmp(cheap, id, len) == 0, "elf_read_build_id agrees");
+	elf_symbols_free(es);
+}
+
+static void test_stripped_library(void)
+{
+	char cmd[1024], src[256], lib[256];
+	FILE *f;
+
+	snprintf(src, sizeof(src), "%s/lib.c", tmpdir);
+	snprintf(lib, sizeof(lib), "%s/libstripped.so", tmpdir);
+	f = fopen(src, "w");
+	if (!f)
+		return;
+	fputs("int exported_one(int x) { return x * 3 + 1; }\n"
+	      "static int hidden(int x) { return x ^ 7; }\n"
+	      "int exported_two(int x) { return hidden(x) + exported_one(x); }\n", f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "cc -O1 -shared -fPIC -o %s %s && strip --strip-all %s", lib, src, lib);
+	if (run(cmd) != 0) {
+		CHECK(0, "build a stripped shared library");
+		return;
+	}
+	struct elf_symbols *es = load_path(lib);
+	uint64_t one = nm_value(lib, "exported_one"), two = nm_value(lib, "exported_two");
+
+	CHECK(es != NULL && !elf_symbols_has_symtab(es), "stripped library: .dynsym only");
+	CHECK(one && two, "nm -D sees the exported functions");
+	CHECK_STR(elf_symbols_lookup(es, one + 1, NULL), "exported_one", "dynsym lookup");
+	CHECK_STR(elf_symbols_lookup(es, two, NULL), "exported_two", "dynsym lookup 2");
+	elf_symbols_free(es);
+}
+
+static void test_vdso(void)
+{
+	uint64_t base = getauxval(AT_SYSINFO_EHDR);
+	void *h = dlopen("linux-vdso.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	void *fn = h ? dlsym(h, "__vdso_clock_gettime") : NULL;
+	struct elf_symbols *es;
+	uint64_t vaddr;
+	const char *name;
+
+	CHECK(base && fn, "vDSO and its clock_gettime found");
+	if (!base || !fn)
+		return;
+	/* The vDSO is at most a few pages; 8 KiB holds the ELF image. */
+	es = elf_symbols_load_mem((const void *)(uintptr_t)base, 8192);
+	CHECK(es != NULL && elf_symbols_count(es) > 3, "vDSO image loads from memory");
+	if (!es)
+		return;
+	CHECK(elf_symbols_offset_to_vaddr(es, (uint64_t)(uintptr_t)fn - base, &vaddr),
+	      "vDSO offset maps to an address");
+	name = elf_symbols_lookup(es, vaddr + 4, NULL);
+	CHECK(name && strstr(name, "clock_gettime"), "vDSO clock_gettime named (%s)",
+	      name ? name : "null");
+	elf_symbols_free(es);
+}
+
+static void test_bad_images(void)
+{
+	static const char junk[] = "\x7f" "ELF this is not really an ELF file at all...........";
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = fopen("build/progs/symbols_target", "rb");
+	struct elf_symbols *es;
+
+	CHECK(elf_symbols_load_mem(junk, sizeof(junk)) == NULL && errno == ENOEXEC,
+	      "junk with an ELF magic: ENOEXEC");
+	CHECK(elf_symbols_load_mem("", 0) == NULL, "empty image: NULL");
+	if (f) {
+		buf = malloc(1 << 20);
+		len = buf ? fread(buf, 1, 1 << 20, f) : 0;
+		fclose(f);
+	}
+	CHECK(len > 4096, "read the test program into memory");
+	if (len <= 4096) {
+		free(buf);
+		return;
+	}
+	es = elf_symbols_load_mem(buf, 64);
+	CHECK(es == NULL || elf_symbols_count(es) == 0, "ELF header only: no symbols, no crash");
+	elf_symbols_free(es);
+	uint64_t alpha = nm_value("build/progs/symbols_target", "symtarget_leaf_alpha");
+	const char *name;
+	es = elf_symbols_load_mem(buf, len / 2);
+	name = es ? elf_symbols_lookup(es, alpha, NULL) : NULL;
+	CHECK(!name || strcmp(name, "symtarget_leaf_alpha") == 0,
+	      "truncated file: no crash and no wrong name (%s)", name ? name : "none");
+	elf_symbols_free(es);
+	/* Corrupt the section header offset: must not crash. */
+	memset(buf + 0x28, 0xff, 8);
+	es = elf_symbols_load_mem(buf, len);
+	CHECK(es == NULL || elf_symbols_count(es) == 0, "wild e_shoff: no symbols, no crash");
+	elf_symbols_free(es);
+	free(buf);
+}
+
+static void test_demangle(void)
+{
+	char a[] = "JavaThread::thread_main_inner()";
+	char b[] = "Foo::operator()(int) const";
+	char c[] = "void foo<int>(int) [clone .cold]";
+	char d[] = "std::function<void (int)>::operator()(int) const";
+	char e[] = "(anonymous namespace)::helper";
+	char *s;
+
+	demangle_cut_arguments(a);
+	demangle_cut_arguments(b);
+	demangle_cut_arguments(c);
+	demangle_cut_arguments(d);
+	demangle_cut_arguments(e);
+	CHECK_STR(a, "JavaThread::thread_main_inner", "cut ()");
+	CHECK_STR(b, "Foo::operator()", "operator() kept, const cut");
+	CHECK_STR(c, "void foo<int>", "clone suffix cut");
+	CHECK_STR(d, "std::function<void (int)>::operator()", "parentheses in templates kept");
+	CHECK_STR(e, "(anonymous namespace)::helper", "no parameter list: unchanged");
+	s = demangle_symbol("_ZN10JavaThread17thread_main_innerEv");
+	CHECK_STR(s, "JavaThread::thread_main_inner", "libjvm-style name demangled");
+	free(s);
+	CHECK(demangle_symbol("main") == NULL, "C name: not demangled");
+	CHECK(demangle_symbol("_Z!!bogus") == NULL, "invalid mangled name: NULL");
+}
+
+int main(void)
+{
+	char cmd[1024], nopie[256];
+
+	if (!mkdtemp(tmpdir)) {
+		CHECK(0, "mkdtemp");
+		TAP_DONE();
+	}
+	check_target("build/progs/symbols_target", "PIE test program");
+	check_build_id("build/progs/symbols_target");
+	snprintf(nopie, sizeof(nopie), "%s/symbols_target_nopie", tmpdir);
+	snprintf(cmd, sizeof(cmd), "cc -O1 -g -fno-omit-frame-pointer -fno-inline -no-pie -fno-pie "
+		 "-o %s " TARGET_SRC, nopie);
+	if (run(cmd) == 0)
+		check_target(nopie, "non-PIE test program");
+	else
+		CHECK(0, "build the non-PIE test program");
+	test_stripped_library();
+	test_vdso();
+	test_bad_images();
+	test_demangle();
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	run(cmd);
+	TAP_DONE();
+}

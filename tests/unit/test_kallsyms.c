@@ -1,0 +1,161 @@
+/* test_kallsyms.c - kernel symbol table: synthetic files and the real one. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kallsyms.h"
+#include "log.h"
+#include "tap.h"
+
+static struct kallsyms *parse_str(const char *s)
+{
+	return kallsyms_parse(s, strlen(s));
+}
+
+static void test_synthetic(void)
+{
+	const char *text =
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81000000 t __alias_local\n"
+		"ffffffff81000000 T first_func\n"
+		"ffffffff81000100 T second_func\n"
+		"ffffffff81000180 t local_func\n"
+		"ffffffff81000200 D some_data\n"
+		"ffffffff81000300 W weak_func\n"
+		"ffffffff81000400 T _etext\n"
+		"garbage line\n"
+		"ffffffff8100zzzz T bad_hex\n"
+		"ffffffff81000500 T\n"
+		"ffffffffc0001000 t mod_func\t[mymod]\n"
+		"ffffffffc0001040 T mod_func2\t[mymod]\n"
+		"ffffffffc0002000 d mod_data\t[mymod]";
+	struct kallsyms *ks = parse_str(text);
+
+	CHECK(ks != NULL, "synthetic kallsyms parses");
+	if (!ks)
+		return;
+	CHECK(kallsyms_count(ks) == 6, "6 text symbols kept (got %zu)", kallsyms_count(ks));
+	CHECK_STR(kallsyms_lookup(ks, 0xffffffff81000000), "first_func",
+		  "aliases at one address: the global, un-underscored name wins");
+	CHECK_STR(kallsyms_lookup(ks, 0xffffffff810000ff), "first_func", "last byte of first_func");
+	CHECK_STR(kallsyms_lookup(ks, 0xffffffff81000100), "second_func", "second_func start");
+	CHECK_STR(kallsyms_lookup(ks, 0xffffffff81000190), "local_func", "local symbol kept");
+	CHECK(kallsyms_lookup(ks, 0xffffffff81000200) == NULL,
+	      "text symbol ends at the next data symbol");
+	CHECK_STR(kallsyms_lookup(ks, 0xffffffff810003ff), "weak_func", "weak symbol kept");
+	CHECK(kallsyms_lookup(ks, 0xffffffff81000400) == NULL, "_etext is a boundary, not a function");
+	CHECK(kallsyms_lookup(ks, 0xffffffff80ffffff) == NULL, "before the first symbol");
+	CHECK(kallsyms_lookup(ks, 0x400000) == NULL, "user address");
+	CHECK_STR(kallsyms_lookup(ks, 0xffffffffc0001010), "mod_func", "module symbol");
+	CHECK_STR(kallsyms_lookup(ks, 0xffffffffc0001fff), "mod_func2",
+		  "module symbol ends at the module's data");
+	CHECK(kallsyms_lookup(ks, 0xffffffffc0002000) == NULL, "module data is not text");
+	kallsyms_free(ks);
+
+	ks = parse_str("0000000000000000 T a\n0000000000000000 T b\n0000000000000000 t c [m]\n");
+	CHECK(ks == NULL && errno == EACCES, "all-zero addresses: EACCES (kptr_restrict)");
+	ks = parse_str("ffffffff81000000 D only_data\n");
+	CHECK(ks == NULL && errno == ENOENT, "no text symbol: ENOENT");
+	ks = kallsyms_parse(NULL, 0);
+	CHECK(ks == NULL, "empty input: NULL");
+
+	/* The last symbol gets one page, not the rest of the address space. */
+	ks = parse_str("ffffffffc0201000 t ftrace_trampoline\t[__builtin__ftrace]\n");
+	CHECK(ks && kallsyms_lookup(ks, 0xffffffffc0201fff) != NULL &&
+	      kallsyms_lookup(ks, 0xffffffffc0301000) == NULL, "last symbol is one page long");
+	kallsyms_free(ks);
+}
+
+/* Finds NAME's address in the raw file text. */
+static uint64_t raw_address(const char *name)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[512], type, sym[256];
+	unsigned long long addr;
+	uint64_t found = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 &&
+		    strcmp(sym, name) == 0 && (type == 'T' || type == 't')) {
+			found = addr;
+			break;
+		}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static void test_real(void)
+{
+	struct kallsyms *ks = kallsyms_load("/proc/kallsyms");
+	uint64_t sched = raw_address("schedule"), poll = raw_address("do_sys_poll");
+
+	CHECK(ks != NULL, "/proc/kallsyms loads as root");
+	if (!ks)
+		return;
+	CHECK(kallsyms_count(ks) > 10000, "many kernel text symbols (%zu)", kallsyms_count(ks));
+	CHECK(sched != 0 && poll != 0, "schedule and do_sys_poll found in the raw file");
+	CHECK_STR(kallsyms_lookup(ks, sched), "schedule", "schedule's address");
+	CHECK_STR(kallsyms_lookup(ks, sched + 1), "schedule", "schedule + 1");
+	CHECK_STR(kallsyms_lookup(ks, poll + 16), "do_sys_poll", "do_sys_poll + 16");
+	CHECK(kallsyms_lookup(ks, 0) == NULL, "address 0 is not kernel text");
+	CHECK(kallsyms_lookup(ks, (uint64_t)(uintptr_t)&test_real) == NULL,
+	      "a user-space address is not kernel text");
+	kallsyms_free(ks);
+}
+
+/* An unprivileged reader may see only zeros (kptr_restrict, perf_event_paranoid):
+ * then loading must fail with EACCES instead of naming frames wrongly. */
+static void test_unprivileged(void)
+{
+	int pipefd[2];
+	pid_t pid;
+	int status;
+	char result[64] = "";
+
+	if (geteuid() != 0 || pipe(pipefd) != 0)
+		return;
+	pid = fork();
+	if (pid == 0) {
+		char first[32] = "";
+		FILE *f;
+		struct kallsyms *ks;
+		int zeros, failed_eacces;
+
+		close(pipefd[0]);
+		if (setgid(65534) != 0 || setuid(65534) != 0)
+			_exit(2);
+		f = fopen("/proc/kallsyms", "r");
+		if (!f || !fgets(first, sizeof(first), f))
+			_exit(3);
+		fclose(f);
+		zeros = strncmp(first, "0000000000000000", 16) == 0;
+		ks = kallsyms_load("/proc/kallsyms");
+		failed_eacces = !ks && errno == EACCES;
+		dprintf(pipefd[1], "%d %d %d\n", zeros, failed_eacces, ks != NULL);
+		_exit(0);
+	}
+	close(pipefd[1]);
+	ssize_t n = read(pipefd[0], result, sizeof(result) - 1);
+	close(pipefd[0]);
+	waitpid(pid, &status, 0);
+	int zeros = -1, eacces = -1, loaded = -1;
+	CHECK(n > 0 && sscanf(result, "%d %d %d", &zeros, &eacces, &loaded) == 3,
+	      "unprivileged child read /proc/kallsyms");
+	if (zeros == 1)
+		CHECK(eacces == 1, "hidden addresses (as user nobody): load fails with EACCES");
+	else
+		CHECK(loaded == 1, "visible addresses (as user nobody): load works");
+}
+
+int main(void)
+{
+	test_synthetic();
+	test_real();
+	test_unprivileged();
+	TAP_DONE();
+}

@@ -1,0 +1,326 @@
+/* test_proc_symbolizer.c - naming native addresses of real processes: this
+ * test itself (its code, libc, the vDSO, libjvm, a library loaded later,
+ * anonymous executable memory) and children running symbols_target (PIE,
+ * non-PIE, deleted executable), including after they exited. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "binary_cache.h"
+#include "proc_symbolizer.h"
+#include "tap.h"
+
+#define TARGET "build/progs/symbols_target"
+#define JVM_LIB "/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so"
+
+static char tmpdir[] = "/tmp/sparkprof-psym-XXXXXX";
+
+struct child {
+	pid_t pid;
+	FILE *out;    /* its stdout */
+	int in_fd;    /* its stdin: closing it ends the child */
+	uint64_t alpha, beta, gamma, sized_short, target_run, vdso_base, vdso_gettime;
+};
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+static int run(const char *cmd)
+{
+	int rc = system(cmd);
+	if (rc != 0)
+		printf("# command failed (%d): %s\n", rc, cmd);
+	return rc;
+}
+
+static uint64_t nm_value(const char *file, const char *name)
+{
+	char cmd[512], line[512], sym[256], type;
+	unsigned long long value;
+	uint64_t found = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm %s", file);
+	p = popen(cmd, "r");
+	while (p && fgets(line, sizeof(line), p))
+		if (sscanf(line, "%llx %c %255s", &value, &type, sym) == 3 && strcmp(sym, name) == 0)
+			found = value;
+	if (p)
+		pclose(p);
+	return found;
+}
+
+static int start_child(const char *path, struct child *c)
+{
+	int in[2], out[2];
+	char line[256], name[64];
+	unsigned long long addr;
+
+	memset(c, 0, sizeof(*c));
+	if (pipe(in) || pipe(out))
+		return -1;
+	c->pid = fork();
+	if (c->pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		execl(path, path, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	c->in_fd = in[1];
+	c->out = fdopen(out[0], "r");
+	while (c->out && fgets(line, sizeof(line), c->out)) {
+		if (strncmp(line, "ready", 5) == 0)
+			return 0;
+		if (sscanf(line, "%63s %llx", name, &addr) != 2)
+			continue;
+		if (!strcmp(name, "symtarget_leaf_alpha")) c->alpha = addr;
+		else if (!strcmp(name, "symtarget_middle_beta")) c->beta = addr;
+		else if (!strcmp(name, "symtarget_outer_gamma")) c->gamma = addr;
+		else if (!strcmp(name, "sized_short")) c->sized_short = addr;
+		else if (!strcmp(name, "target_run")) c->target_run = addr;
+		else if (!strcmp(name, "vdso_base")) c->vdso_base = addr;
+		else if (!strcmp(name, "vdso_clock_gettime")) c->vdso_gettime = addr;
+	}
+	return -1;
+}
+
+static void stop_child(struct child *c)
+{
+	int status;
+
+	if (c->pid <= 0)
+		return;
+	close(c->in_fd);
+	waitpid(c->pid, &status, 0);
+	if (c->out)
+		fclose(c->out);
+	c->pid = 0;
+}
+
+static const char *resolve_name(struct proc_symbolizer *ps, uint64_t addr, enum frame_type *type)
+{
+	struct frame f = { 0 };
+
+	if (proc_symbolizer_resolve(ps, addr, &f) != PROC_SYM_OK)
+		return NULL;
+	if (type)
+		*type = f.type;
+	return f.name;
+}
+
+/* Every known function of a symbols_target child is named right. */
+static void check_child_names(struct proc_symbolizer *ps, const struct child *c,
+			      const char *binary, const char *what)
+{
+	enum frame_type type = FRAME_TYPE_MAX;
+	const char *name;
+	char want[128];
+
+	CHECK_STR(resolve_name(ps, c->alpha, &type), "symtarget_leaf_alpha", "%s: alpha", what);
+	CHECK(type == FRAME_NATIVE, "%s: native frame", what);
+	CHECK_STR(resolve_name(ps, c->beta + 3, NULL), "symtarget_middle_beta", "%s: beta+3", what);
+	CHECK_STR(resolve_name(ps, c->gamma + 1, NULL), "symtarget_outer_gamma", "%s: gamma+1", what);
+	CHECK_STR(resolve_name(ps, c->target_run + 4, NULL), "sparkprof::Target::run",
+		  "%s: C++ name demangled", what);
+	CHECK_STR(resolve_name(ps, c->sized_short + 1, NULL), "sized_short", "%s: inside sized_short", what);
+	/* Past the 2-byte symbol: the file's name and the ELF address, never
+	 * "sized_short". */
+	snprintf(want, sizeof(want), "%s+0x%" PRIx64, strrchr(binary, '/') + 1,
+		 nm_value(binary, "sized_short") + 4);
+	CHECK_STR(resolve_name(ps, c->sized_short + 4, NULL), want, "%s: past a symbol's end", what);
+	name = c->vdso_gettime ? resolve_name(ps, c->vdso_gettime + 2, NULL) : NULL;
+	CHECK(name && strstr(name, "clock_gettime"), "%s: vDSO clock_gettime (%s)", what,
+	      name ? name : "null");
+}
+
+static void test_child(struct binary_cache *bc, const char *binary, const char *what)
+{
+	struct child c;
+	struct proc_symbolizer *ps;
+	struct frame f;
+	pid_t pid;
+
+	if (start_child(binary, &c) != 0 || !c.alpha) {
+		CHECK(0, "%s: start %s", what, binary);
+		stop_child(&c);
+		return;
+	}
+	pid = c.pid;
+	ps = proc_symbolizer_new(bc, pid);
+	CHECK(ps != NULL, "%s: symbolizer for pid %d", what, (int)pid);
+	if (!ps) {
+		stop_child(&c);
+		return;
+	}
+	check_child_names(ps, &c, binary, what);
+	CHECK(proc_symbolizer_resolve(ps, 0x1000, &f) == PROC_SYM_UNMAPPED, "%s: page 1 unmapped", what);
+
+	stop_child(&c);
+	check_child_names(ps, &c, binary, "after the child exited");
+	sleep_ms(110);
+	CHECK(proc_symbolizer_refresh(ps) == -ESRCH, "%s: refresh of an exited process: -ESRCH", what);
+	check_child_names(ps, &c, binary, "after a refresh of the exited child");
+	CHECK(proc_symbolizer_new(bc, pid) == NULL && errno == ESRCH,
+	      "%s: new symbolizer for the exited pid: ESRCH", what);
+	proc_symbolizer_free(ps);
+}
+
+static __attribute__((noinline)) int local_marker_function(int x)
+{
+	return x * 7 + 1;
+}
+
+static void test_self(struct binary_cache *bc)
+{
+	struct proc_symbolizer *ps = proc_symbolizer_new(bc, getpid());
+	void *vdso = dlopen("linux-vdso.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	void *gettime = vdso ? dlsym(vdso, "__vdso_clock_gettime") : NULL;
+	/* libc's own qsort (a sanitizer would interpose its own). */
+	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+	void *qs = libc ? dlsym(libc, "qsort") : NULL;
+	enum frame_type type;
+	const char *name;
+	struct frame f;
+
+	CHECK(ps != NULL, "symbolizer for ourselves");
+	if (!ps)
+		return;
+	CHECK_STR(resolve_name(ps, (uint64_t)(uintptr_t)&local_marker_function + 2, &type),
+		  "local_marker_function", "a static function of this test");
+	CHECK_STR(resolve_name(ps, (uint64_t)(uintptr_t)qs + 1, &type), "qsort", "qsort in libc");
+	CHECK(type == FRAME_NATIVE, "libc frame is FRAME_NATIVE");
+	name = gettime ? resolve_name(ps, (uint64_t)(uintptr_t)gettime, NULL) : NULL;
+	CHECK(name && strstr(name, "clock_gettime"), "our vDSO's clock_gettime (%s)", name ? name : "null");
+
+	/* Code made after the symbolizer: unknown until a refresh, then JIT-like. */
+	void *jit = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(jit != MAP_FAILED, "anonymous executable page");
+	sleep_ms(110);
+	CHECK(proc_symbolizer_refresh(ps) == 0, "refresh after 110 ms works");
+	CHECK(proc_symbolizer_refresh(ps) == -EAGAIN, "immediate second refresh: -EAGAIN");
+	CHECK(proc_symbolizer_resolve(ps, (uint64_t)(uintptr_t)jit + 16, &f) == PROC_SYM_ANON_EXEC,
+	      "address in anonymous executable memory: ANON_EXEC");
+
+	/* A library loaded after the symbolizer was made. */
+	char src[300], lib[300], cmd[1024];
+	snprintf(src, sizeof(src), "%s/late.c", tmpdir);
+	snprintf(lib, sizeof(lib), "%s/liblate.so", tmpdir);
+	FILE *fs = fopen(src, "w");
+	if (fs) {
+		fputs("int late_loaded_function(int x) { return x * 5 + 3; }\n", fs);
+		fclose(fs);
+	}
+	snprintf(cmd, sizeof(cmd), "cc -O1 -shared -fPIC -o %s %s", lib, src);
+	void *h = fs && run(cmd) == 0 ? dlopen(lib, RTLD_NOW) : NULL;
+	void *late = h ? dlsym(h, "late_loaded_function") : NULL;
+	CHECK(late != NULL, "late library loaded");
+	if (late) {
+		CHECK(proc_symbolizer_resolve(ps, (uint64_t)(uintptr_t)late, &f) == PROC_SYM_UNMAPPED,
+		      "late library: unmapped before a refresh");
+		sleep_ms(110);
+		CHECK(proc_symbolizer_refresh(ps) == 0, "refresh");
+		CHECK_STR(resolve_name(ps, (uint64_t)(uintptr_t)late + 1, NULL), "late_loaded_function",
+			  "late library named after a refresh");
+	}
+
+	/* libjvm.so: its frames are C++ frames, its names demangled. */
+	void *jvm = dlopen(JVM_LIB, RTLD_LAZY | RTLD_LOCAL);
+	void *create = jvm ? dlsym(jvm, "JNI_CreateJavaVM") : NULL;
+	Dl_info info;
+	CHECK(create != NULL, "libjvm.so loads into the test (%s)", jvm ? "ok" : dlerror());
+	if (create && dladdr(create, &info)) {
+		uint64_t inner = nm_value(JVM_LIB, "_ZN10JavaThread17thread_main_innerEv");
+		sleep_ms(110);
+		CHECK(proc_symbolizer_refresh(ps) == 0, "refresh after loading libjvm");
+		type = FRAME_TYPE_MAX;
+		CHECK_STR(resolve_name(ps, (uint64_t)(uintptr_t)create, &type), "JNI_CreateJavaVM",
+			  "exported libjvm function");
+		CHECK(type == FRAME_CPP, "libjvm frame is FRAME_CPP");
+		CHECK(inner != 0, "nm finds JavaThread::thread_main_inner in libjvm");
+		type = FRAME_TYPE_MAX;
+		CHECK_STR(resolve_name(ps, (uint64_t)(uintptr_t)info.dli_fbase + inner + 8, &type),
+			  "JavaThread::thread_main_inner", "libjvm C++ name from .symtab, demangled");
+		CHECK(type == FRAME_CPP, "and a C++ frame");
+	}
+	CHECK(proc_symbolizer_resolve(ps, 0x10, &f) == PROC_SYM_UNMAPPED, "address 0x10: unmapped");
+	proc_symbolizer_free(ps);
+}
+
+/* A program whose file was deleted while it runs is still named. */
+static void test_deleted_executable(struct binary_cache *bc)
+{
+	char copy[300], cmd[700];
+	struct child c;
+	struct proc_symbolizer *ps;
+
+	snprintf(copy, sizeof(copy), "%s/deleted_target", tmpdir);
+	snprintf(cmd, sizeof(cmd), "cp " TARGET " %s", copy);
+	if (run(cmd) != 0 || start_child(copy, &c) != 0) {
+		CHECK(0, "start a copy of the test program");
+		return;
+	}
+	uint64_t want_off = nm_value(copy, "sized_short") + 4;
+	unlink(copy);
+	ps = proc_symbolizer_new(bc, c.pid);
+	CHECK(ps != NULL, "symbolizer for a process whose executable is deleted");
+	if (ps) {
+		char want[128];
+		CHECK_STR(resolve_name(ps, c.alpha, NULL), "symtarget_leaf_alpha",
+			  "deleted executable: named through map_files");
+		snprintf(want, sizeof(want), "deleted_target+0x%" PRIx64, want_off);
+		CHECK_STR(resolve_name(ps, c.sized_short + 4, NULL), want, "deleted executable: unnamed code");
+		proc_symbolizer_free(ps);
+	}
+	stop_child(&c);
+}
+
+int main(void)
+{
+	struct binary_cache *bc = binary_cache_new();
+	struct binary_cache_stats before, after;
+	char nopie[300], cmd[700];
+
+	if (!bc || !mkdtemp(tmpdir)) {
+		CHECK(0, "setup");
+		TAP_DONE();
+	}
+	test_self(bc);
+	test_child(bc, TARGET, "PIE child");
+
+	/* A second process of the same program: parsed files come from the cache. */
+	binary_cache_get_stats(bc, &before);
+	test_child(bc, TARGET, "second PIE child");
+	binary_cache_get_stats(bc, &after);
+	CHECK(after.loads == before.loads, "second child: no ELF file parsed again (%zu -> %zu)",
+	      before.loads, after.loads);
+
+	snprintf(nopie, sizeof(nopie), "%s/symbols_target_nopie", tmpdir);
+	snprintf(cmd, sizeof(cmd), "cc -O1 -g -fno-omit-frame-pointer -fno-inline -no-pie -fno-pie "
+		 "-o %s tests/progs/symbols_target.c", nopie);
+	if (run(cmd) == 0)
+		test_child(bc, nopie, "non-PIE child");
+	else
+		CHECK(0, "build the non-PIE test program");
+	test_deleted_executable(bc);
+
+	binary_cache_free(bc);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	run(cmd);
+	TAP_DONE();
+}

@@ -1,0 +1,78 @@
+/* demangle.c - see demangle.h. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "demangle.h"
+
+typedef char *(*cxa_demangle_fn)(const char *mangled, char *buf, size_t *len, int *status);
+
+/* Resolved once per process: the C++ runtime is the same for every caller. */
+static pthread_once_t demangler_once = PTHREAD_ONCE_INIT;
+static cxa_demangle_fn cxa_demangle;
+
+static void find_demangler(void)
+{
+	void *lib;
+
+	/* Already loaded (a C++ program, a sanitizer runtime)? */
+	cxa_demangle = (cxa_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+	if (cxa_demangle)
+		return;
+	lib = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+	if (lib)
+		cxa_demangle = (cxa_demangle_fn)dlsym(lib, "__cxa_demangle");
+	/* The library stays loaded for the life of the process on purpose. */
+}
+
+bool demangle_is_mangled(const char *name)
+{
+	return name && name[0] == '_' && name[1] == 'Z';
+}
+
+void demangle_cut_arguments(char *name)
+{
+	size_t len = strlen(name);
+	char *close = NULL;
+	int depth = 0;
+
+	/* The parameter list is the last top-level "(...)" in the name; what
+	 * follows it are qualifiers and clone suffixes. */
+	for (size_t i = len; i-- > 0;) {
+		if (name[i] == ')') {
+			if (!close)
+				close = name + i;
+			depth++;
+		} else if (name[i] == '(' && close) {
+			if (--depth == 0) {
+				if (i > 0)
+					name[i] = '\0';
+				return;
+			}
+		} else if (!close && name[i] == ']') {
+			/* Skip " [clone .cold]" suffixes to reach the parameters. */
+			while (i > 0 && name[i] != '[')
+				i--;
+		}
+	}
+}
+
+char *demangle_symbol(const char *name)
+{
+	int status = 0;
+	char *out;
+
+	if (!demangle_is_mangled(name))
+		return NULL;
+	pthread_once(&demangler_once, find_demangler);
+	if (!cxa_demangle)
+		return NULL;
+	out = cxa_demangle(name, NULL, NULL, &status);
+	if (status != 0 || !out) {
+		free(out);
+		return NULL;
+	}
+	demangle_cut_arguments(out);
+	return out;
+}

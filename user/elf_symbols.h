@@ -1,0 +1,61 @@
+/* elf_symbols.h - function symbols and loadable segments of one ELF file.
+ *
+ * Addresses in a process map to a symbol in two steps: the mapping gives a
+ * file offset (addr - map start + map offset), and the PT_LOAD segment
+ * holding that offset gives the link-time address:
+ *     vaddr = file_off - p_offset + p_vaddr.
+ * This works alike for PIE and non-PIE executables and shared libraries.
+ *
+ * Symbols come from .symtab, or from .dynsym when the file is stripped.
+ * C++ names are demangled when first looked up (see demangle.h), so a table
+ * must not be used by two threads at once.
+ */
+#ifndef SPARKPROF_ELF_SYMBOLS_H
+#define SPARKPROF_ELF_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ELF_BUILD_ID_MAX 64
+
+struct elf_symbols;
+
+/* Loads from an open file (the fd is not kept).  what names the file in
+ * error messages.  NULL and errno (ENOEXEC: not a usable ELF file). */
+struct elf_symbols *elf_symbols_load_fd(int fd, const char *what);
+
+/* Loads from an image in memory, e.g. the vDSO (the bytes are copied). */
+struct elf_symbols *elf_symbols_load_mem(const void *image, size_t len);
+
+/* The link-time address for a file offset, through the PT_LOAD segment that
+ * holds it (executable segments preferred).  False when none does. */
+bool elf_symbols_offset_to_vaddr(const struct elf_symbols *es, uint64_t file_off,
+				 uint64_t *vaddr);
+
+/* The readable name of the function containing vaddr, and vaddr's offset in
+ * it, or NULL when no function does (past the end of the nearest sized
+ * symbol, before the first one, outside executable segments for sizeless
+ * ones).  The name stays valid until elf_symbols_free. */
+const char *elf_symbols_lookup(struct elf_symbols *es, uint64_t vaddr, uint64_t *offset_in_sym);
+
+/* The GNU build-id (NT_GNU_BUILD_ID); its length, 0 when there is none. */
+size_t elf_symbols_build_id(const struct elf_symbols *es, const uint8_t **id);
+
+/* Whether the symbols came from a full .symtab (not only .dynsym). */
+bool elf_symbols_has_symtab(const struct elf_symbols *es);
+
+size_t elf_symbols_count(const struct elf_symbols *es);
+size_t elf_symbols_memory(const struct elf_symbols *es);
+
+/* Replaces into's symbols by from's and frees from: for a separate debug
+ * file, whose own program headers describe no file content. */
+void elf_symbols_take_symbols(struct elf_symbols *into, struct elf_symbols *from);
+
+void elf_symbols_free(struct elf_symbols *es);
+
+/* Reads only the build-id of an open file (cheap: notes only).  Returns its
+ * length, 0 when it has none, or -errno. */
+int elf_read_build_id(int fd, uint8_t id[ELF_BUILD_ID_MAX]);
+
+#endif

@@ -1,0 +1,15 @@
+/* file_slurp.h - read a whole (proc) file into memory.
+ *
+ * /proc files report size 0, so the buffer grows as it reads.
+ */
+#ifndef SPARKPROF_FILE_SLURP_H
+#define SPARKPROF_FILE_SLURP_H
+
+#include <stddef.h>
+
+/* Reads path into a malloc'd buffer (NUL-terminated for convenience; *len
+ * excludes the NUL).  Stops with EFBIG beyond max_len bytes.  NULL and errno
+ * on failure; the caller frees. */
+char *file_slurp(const char *path, size_t max_len, size_t *len);
+
+#endif

@@ -1,0 +1,38 @@
+/* kallsyms.h - kernel text symbols from /proc/kallsyms, address -> name.
+ *
+ * Lines are "ADDR TYPE NAME [MODULE]".  Text symbols (t, T, w, W), of the
+ * kernel and of modules, are kept; each symbol ends where the next symbol
+ * (of any type) starts.  When every address reads as zero the kernel hides
+ * them (kernel.kptr_restrict, missing CAP_SYSLOG): loading fails with EACCES
+ * and says so, rather than naming every kernel frame wrongly.
+ */
+#ifndef SPARKPROF_KALLSYMS_H
+#define SPARKPROF_KALLSYMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct kallsyms;
+
+/* Reads and parses a kallsyms file (normally "/proc/kallsyms").  NULL and
+ * errno on failure (EACCES: addresses hidden; ENOENT: no text symbol). */
+struct kallsyms *kallsyms_load(const char *path);
+
+/* Parses kallsyms text held in buf[0..len) (need not be NUL-terminated).
+ * Malformed lines are skipped.  NULL and errno as kallsyms_load. */
+struct kallsyms *kallsyms_parse(const char *buf, size_t len);
+
+/* The name of the kernel function containing addr (module symbols too, with
+ * the module left out, as perf shows them), or NULL when addr is not in
+ * kernel text.  Valid until kallsyms_free. */
+const char *kallsyms_lookup(const struct kallsyms *ks, uint64_t addr);
+
+/* Number of text symbols kept. */
+size_t kallsyms_count(const struct kallsyms *ks);
+
+/* Bytes of memory held by the table (for reporting). */
+size_t kallsyms_memory(const struct kallsyms *ks);
+
+void kallsyms_free(struct kallsyms *ks);
+
+#endif
