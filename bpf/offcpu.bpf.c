@@ -207,7 +207,10 @@ int flush_open_intervals(struct bpf_iter__task *ctx)
 	struct off_cpu_start *start;
 	__u64 off_ts, now;
 
-	if (!task)
+	/* A thread on a CPU (or in the middle of a switch) has no open
+	 * interval worth sending; its entry may also be a seed that lost a
+	 * race with its switch-in (see seed_open_intervals). */
+	if (!task || task->on_cpu)
 		return 0;
 	start = bpf_task_storage_get(&off_cpu_starts, task, NULL, 0);
 	if (!start || !start->off_ts)
@@ -221,5 +224,74 @@ int flush_open_intervals(struct bpf_iter__task *ctx)
 		return 0;
 	}
 	send_interval(task, start, off_ts, now);
+	return 0;
+}
+
+#define X86_USER_STACK_TOP 0x00007ffffffff000ULL
+
+/* A frame-pointer walk of a thread's user stack from its saved registers,
+ * in the form bpf_get_stack() gives: the instruction pointer, then return
+ * addresses. Returns the bytes written. */
+static __always_inline __s32 walk_user_stack(struct task_struct *task, __u64 *frames)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	__u64 bp, frame[2];
+	int n = 0;
+
+	if (!regs)
+		return -14; /* -EFAULT */
+	frames[n++] = regs->ip;
+	bp = regs->bp;
+	for (int i = 1; i < SP_MAX_STACK_DEPTH; i++) {
+		if (!bp || (bp & 7) || bp >= X86_USER_STACK_TOP)
+			break;
+		if (bpf_copy_from_user_task(frame, sizeof(frame), (void *)bp, task, 0))
+			break;
+		if (!frame[1])
+			break;
+		frames[i] = frame[1];
+		n = i + 1;
+		/* Frames grow towards higher addresses: anything else is not a
+		 * frame-pointer chain. */
+		if (frame[0] <= bp)
+			break;
+		bp = frame[0];
+	}
+	return n * sizeof(__u64);
+}
+
+/* Run by user space right after on_switch is attached: a profiled thread
+ * already off the CPU gets an interval from session_start_ns, with its user
+ * stack walked from its saved registers (it cannot be read later from
+ * sched_switch, which runs in another task's address space).
+ * A thread that comes back on a CPU between the on_cpu test and the store
+ * leaves a stale seed behind; its next switch-out overwrites it, and the
+ * flush skips threads on a CPU, so it is never sent. */
+SEC("iter.s/task")
+int seed_open_intervals(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct off_cpu_start *start;
+
+	if (!task || task->on_cpu || task->exit_state || (task->__state & TASK_DEAD))
+		return 0;
+	if (!is_profiled(task))
+		return 0;
+	start = bpf_task_storage_get(&off_cpu_starts, task, NULL,
+				     BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!start) {
+		sp_count(SP_CNT_OFFCPU_LOST);
+		return 0;
+	}
+	/* Left the CPU after the start: on_switch has it already. */
+	if (start->off_ts >= session_start_ns)
+		return 0;
+	start->state = thread_state(false, task->__state);
+	if (task->flags & PF_KTHREAD)
+		start->ustack_bytes = 0;
+	else
+		start->ustack_bytes = walk_user_stack(task, start->ustack);
+	asm volatile("" ::: "memory");
+	*(volatile __u64 *)&start->off_ts = session_start_ns;
 	return 0;
 }

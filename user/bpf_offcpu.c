@@ -79,6 +79,32 @@ fail:
 	return NULL;
 }
 
+/* Runs a task iterator program once over every task. */
+static int run_task_iterator(struct bpf_program *prog)
+{
+	struct bpf_link *link;
+	char buf[64];
+	ssize_t n;
+	int fd, err = 0;
+
+	link = bpf_program__attach_iter(prog, NULL);
+	if (!link)
+		return -errno;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		err = -errno;
+	} else {
+		/* The programs print nothing; reading to the end runs them. */
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			;
+		if (n < 0)
+			err = -errno;
+		close(fd);
+	}
+	bpf_link__destroy(link);
+	return err;
+}
+
 int bpf_offcpu_start(struct bpf_offcpu *o)
 {
 	int err;
@@ -92,35 +118,13 @@ int bpf_offcpu_start(struct bpf_offcpu *o)
 		sp_err("attach the off-CPU tracer to sched_switch: %s", strerror(-err));
 		return err;
 	}
+	/* After the attach: threads already off the CPU start their interval
+	 * now; those that leave from now on are on_switch's. */
+	err = run_task_iterator(o->skel->progs.seed_open_intervals);
+	if (err)
+		sp_warn("find the threads already off the CPU at the start: %s "
+			"(their first interval is left out)", strerror(-err));
 	return 0;
-}
-
-/* Runs the task iterator once: every open interval is sent and closed. It
- * must run while on_switch is attached: a thread that came back after a
- * detach would still look off-CPU. */
-static int flush_open_intervals(struct bpf_offcpu *o)
-{
-	struct bpf_link *link;
-	char buf[64];
-	ssize_t n;
-	int fd, err = 0;
-
-	link = bpf_program__attach_iter(o->skel->progs.flush_open_intervals, NULL);
-	if (!link)
-		return -errno;
-	fd = bpf_iter_create(bpf_link__fd(link));
-	if (fd < 0) {
-		err = -errno;
-	} else {
-		/* The program prints nothing; reading to the end runs it over every task. */
-		while ((n = read(fd, buf, sizeof(buf))) > 0)
-			;
-		if (n < 0)
-			err = -errno;
-		close(fd);
-	}
-	bpf_link__destroy(link);
-	return err;
 }
 
 void bpf_offcpu_stop(struct bpf_offcpu *o)
@@ -129,7 +133,9 @@ void bpf_offcpu_stop(struct bpf_offcpu *o)
 
 	if (!o->switch_link)
 		return;
-	err = flush_open_intervals(o);
+	/* While on_switch is still attached: a thread that came back after a
+	 * detach would still look off the CPU. */
+	err = run_task_iterator(o->skel->progs.flush_open_intervals);
 	if (err)
 		sp_warn("send the off-CPU intervals still open at the end: %s (they are left out)",
 			strerror(-err));

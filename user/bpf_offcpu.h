@@ -9,8 +9,9 @@
  * where it left. Counters: SP_CNT_OFFCPU_EVENTS, _SHORT (under the minimum,
  * dropped), _LOST (ring buffer full or no storage).
  *
- * Cuts: an interval that began before bpf_offcpu_start() is not reported;
- * one still open at bpf_offcpu_stop() is reported up to that moment.
+ * Cuts: a thread already off the CPU at bpf_offcpu_start() gets an interval
+ * from that moment (state and user stack read from the blocked thread); an
+ * interval still open at bpf_offcpu_stop() is sent up to that moment.
  */
 #ifndef SPARKPROF_BPF_OFFCPU_H
 #define SPARKPROF_BPF_OFFCPU_H
@@ -36,7 +37,9 @@ struct bpf_offcpu;
 struct bpf_offcpu *bpf_offcpu_open(const struct bpf_sampler_fds *fds,
 				   const struct bpf_offcpu_options *opts);
 
-/* Attaches to sched_switch. Returns 0, -EALREADY, or -errno. */
+/* Attaches to sched_switch and opens an interval for every profiled thread
+ * already off the CPU. Returns 0, -EALREADY (started already), or -errno.
+ * May follow a bpf_offcpu_stop(): what happened in between is not sent. */
 int bpf_offcpu_start(struct bpf_offcpu *offcpu);
 
 /* Sends the intervals still open (cut now), then detaches. Records stay in

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,7 +32,7 @@ struct symbol {
 	uint64_t start, end; /* runtime addresses in the workload */
 };
 
-enum { SYM_SLEEP, SYM_READ, SYM_SHORT, NR_SYMS };
+enum { SYM_SLEEP, SYM_READ, SYM_SHORT, SYM_WAIT, NR_SYMS };
 
 struct thread_stats {
 	uint64_t cpu_samples;         /* in the window */
@@ -46,11 +47,14 @@ struct thread_stats {
 };
 
 struct run {
-	pid_t pid, tid_main, tid_sleeper, tid_reader, tid_napper;
+	pid_t pid, tid_main, tid_sleeper, tid_reader, tid_napper, tid_waiter;
 	struct symbol syms[NR_SYMS];
 	uint64_t t0, t1;
 	struct kallsyms *ks;
-	struct thread_stats sleeper, reader, napper;
+	struct thread_stats sleeper, reader, napper, waiter;
+	uint64_t waiter_first_ts;     /* its first interval's start */
+	uint64_t sleep_clock_addr;    /* the workload's struct sleep_clock */
+	uint64_t slept0, slept1;      /* its time in sleep_a_while at t0, t1 */
 	uint64_t off_events, cpu_records, under_min, foreign;
 };
 
@@ -150,6 +154,11 @@ static int on_record(void *ctx, const void *data, size_t size)
 			count_off_cpu(r, e, &r->reader, &r->syms[SYM_READ], "read", 0);
 		else if ((pid_t)hdr->tid == r->tid_napper)
 			count_off_cpu(r, e, &r->napper, &r->syms[SYM_SHORT], "nanosleep", 0);
+		else if ((pid_t)hdr->tid == r->tid_waiter) {
+			if (!r->waiter.events)
+				r->waiter_first_ts = hdr->timestamp_ns;
+			count_off_cpu(r, e, &r->waiter, &r->syms[SYM_WAIT], "read", 0);
+		}
 	}
 	return 0;
 }
@@ -220,6 +229,10 @@ static int start_workload(struct run *r)
 				r->tid_reader = tid;
 			else if (!strcmp(name, "napper"))
 				r->tid_napper = tid;
+			else if (!strcmp(name, "waiter"))
+				r->tid_waiter = tid;
+		} else if (sscanf(line, "addr sleep_clock %llx", &value) == 1) {
+			r->sleep_clock_addr = value;
 		} else if (sscanf(line, "sym %63s %llx", name, &value) == 2) {
 			for (int i = 0; i < NR_SYMS; i++)
 				if (!strcmp(name, r->syms[i].name))
@@ -228,9 +241,30 @@ static int start_workload(struct run *r)
 	}
 	if (out)
 		fclose(out);
-	if (!r->tid_sleeper || !r->tid_reader || !r->tid_napper || !r->tid_main)
+	if (!r->sleep_clock_addr || !r->tid_sleeper || !r->tid_reader || !r->tid_napper || !r->tid_waiter || !r->tid_main)
 		return -EPROTO;
 	return resolve_symbols(r, runtime);
+}
+
+/* The sleeper's time in sleep_a_while up to now, from its own clock. */
+static int read_sleep_clock(const struct run *r, uint64_t *slept)
+{
+	struct { uint64_t seq, done_ns, since_ns; } a, b;
+	struct iovec remote = { (void *)r->sleep_clock_addr, sizeof(a) };
+
+	for (int tries = 0; tries < 1000; tries++) {
+		struct iovec la = { &a, sizeof(a) }, lb = { &b, sizeof(b) };
+		uint64_t now = now_ns();
+
+		if (process_vm_readv(r->pid, &la, 1, &remote, 1, 0) != sizeof(a) ||
+		    process_vm_readv(r->pid, &lb, 1, &remote, 1, 0) != sizeof(b))
+			return -errno;
+		if (a.seq & 1 || memcmp(&a, &b, sizeof(a)))
+			continue;
+		*slept = a.done_ns + (a.since_ns ? now - a.since_ns : 0);
+		return 0;
+	}
+	return -EAGAIN;
 }
 
 static void poll_until(struct bpf_sampler *s, uint64_t deadline)
@@ -243,7 +277,7 @@ int main(void)
 {
 	struct run r = {
 		.syms = { { .name = "sleep_a_while" }, { .name = "read_pipe_blocking" },
-			  { .name = "short_nap" } },
+			  { .name = "short_nap" }, { .name = "wait_forever" } },
 	};
 	struct bpf_sampler_options sopts = {
 		.frequency_hz = FREQUENCY_HZ,
@@ -261,7 +295,7 @@ int main(void)
 	struct bpf_sampler *sampler;
 	struct bpf_offcpu *offcpu;
 	uint64_t counters[SP_CNT_MAX];
-	double window, share, cover;
+	double window, share, slept_share, cover;
 	int err;
 
 	r.ks = kallsyms_load("/proc/kallsyms");
@@ -298,8 +332,11 @@ int main(void)
 	CHECK(err == -EALREADY, "a second start is refused");
 
 	r.t0 = now_ns();
+	err = read_sleep_clock(&r, &r.slept0);
 	r.t1 = r.t0 + WINDOW_NS;
 	poll_until(sampler, r.t1);
+	err = err ? err : read_sleep_clock(&r, &r.slept1);
+	CHECK(err == 0, "the sleeper's own clock reads (%s)", strerror(-err));
 	bpf_offcpu_stop(offcpu); /* sends the intervals still open */
 	bpf_sampler_stop(sampler);
 	poll_until(sampler, now_ns() + 200000000ULL);
@@ -334,10 +371,17 @@ int main(void)
 	      "every off-CPU event counted was delivered");
 	CHECK(counters[SP_CNT_OFFCPU_LOST] == 0, "no off-CPU interval lost");
 
-	/* The sleeping thread: half of its wall time in sleep_a_while. */
+	/* The sleeping thread: about half of its wall time in sleep_a_while
+	 * (less when others take the CPU: the burn phase then lasts longer);
+	 * its own clock says how much exactly. */
 	share = r.sleeper.in_func_off_ns / window;
-	CHECK(share > 0.45 && share < 0.55,
-	      "sleep_a_while's off-CPU time is half the window, within 10%% (%.3f)", share);
+	slept_share = (r.slept1 - r.slept0) / window;
+	printf("# sleeper: sleep_a_while share %.3f off-CPU, %.3f by its own clock\n", share,
+	       slept_share);
+	CHECK(share > slept_share * 0.9 && share < slept_share * 1.1,
+	      "sleep_a_while's off-CPU time is the sleeper's sleeping share within 10%% "
+	      "(%.3f, %.3f)", share, slept_share);
+	CHECK(slept_share > 0.3, "the sleeper sleeps a large share (%.3f)", slept_share);
 	CHECK(r.sleeper.in_func_events >= 50, "sleep_a_while intervals arrive (%llu)",
 	      (unsigned long long)r.sleeper.in_func_events);
 	CHECK(r.sleeper.in_func_sleeping == r.sleeper.in_func_events,
@@ -358,6 +402,19 @@ int main(void)
 	      "its kernel stacks name read");
 	CHECK(r.reader.waker_matches == r.reader.events && r.sleeper.waker_matches == r.sleeper.in_func_events,
 	      "no waker is claimed (waker_tid is 0)");
+
+	/* A thread blocked since before the start, until after the end: one
+	 * interval from the start to the stop, stack walked while blocked. */
+	printf("# waiter: %llu events, first at t0%+.3f ms, %.3f s in the window\n",
+	       (unsigned long long)r.waiter.events,
+	       ((double)r.waiter_first_ts - (double)r.t0) / 1e6, r.waiter.off_ns / 1e9);
+	CHECK(r.waiter.events == 1, "a thread blocked all along sends one interval (%llu)",
+	      (unsigned long long)r.waiter.events);
+	CHECK(r.waiter_first_ts <= r.t0 && r.waiter_first_ts + 100000000ULL > r.t0,
+	      "it starts when the tracer started");
+	CHECK(r.waiter.off_ns >= WINDOW_NS, "it lasts until the stop");
+	CHECK(r.waiter.in_func_sleeping == 1 && r.waiter.kernel_frame_events == 1,
+	      "it is SLEEPING in wait_forever, reading");
 
 	/* The minimum: short naps are counted, never sent. */
 	CHECK(r.under_min == 0, "no interval under the minimum is sent (%llu)",
