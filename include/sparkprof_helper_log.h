@@ -35,6 +35,8 @@
  *   R <ts> <what>                          replay of pre-existing state after
  *                                          an attach is complete ("code",
  *                                          "threads")
+ *   K <ts>                                 heartbeat, every interval: the
+ *                                          helper was alive at <ts>
  *
  * ids count L and D records from 1 in file order.  Unknown record letters
  * are skipped by readers, so new kinds can be added without a version bump.

@@ -286,11 +286,14 @@ static void JNICALL on_native_bind(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
 						   JVMTI_EVENT_NATIVE_METHOD_BIND, NULL);
 }
 
+/* "R ts what" after a replay; "K ts" (heartbeat: the log is current up to
+ * ts) when what is NULL. */
 static void write_replay_mark(const char *what)
 {
 	char line[64];
 	pthread_mutex_lock(&the_agent.pub.lock);
-	int n = snprintf(line, sizeof(line), "R %" PRIu64 " %s\n", agent_now_ns(), what);
+	int n = what ? snprintf(line, sizeof(line), "R %" PRIu64 " %s\n", agent_now_ns(), what)
+		     : snprintf(line, sizeof(line), "K %" PRIu64 "\n", agent_now_ns());
 	publisher_write(&the_agent.pub, line, n);
 	pthread_mutex_unlock(&the_agent.pub.lock);
 }
@@ -318,6 +321,7 @@ static void JNICALL worker(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 			break;
 		if (a->opt.map)
 			perf_map_write(a, &map_generation);
+		write_replay_mark(NULL);
 		if (a->opt.names)
 			thread_names_poll(a, jni, a->opt.idle);
 	}

@@ -1,0 +1,44 @@
+/* fuzz_jvm_helper_log.c - the helper log parser and its lookups on any
+ * bytes; also the /proc/PID/stat starttime parser. */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "jvm_helper_log.h"
+
+static void count(void *ctx, const struct jvm_helper_thread_event *ev)
+{
+	(*(size_t *)ctx) += ev->name ? strlen(ev->name) : 1;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint64_t ticks;
+	jvm_helper_stat_starttime((const char *)data, size, &ticks);
+
+	struct jvm_helper_log *log = jvm_helper_log_new();
+	if (!log)
+		return 0;
+	size_t seen = 0;
+	jvm_helper_log_set_thread_listener(log, count, &seen);
+	/* Fed in two pieces, as a reader polling a growing file would. */
+	size_t half = size / 2;
+	size_t used = jvm_helper_log_feed(log, (const char *)data, half);
+	jvm_helper_log_feed(log, (const char *)data + used, size - used);
+
+	struct frame f[16];
+	uint64_t probes[] = { 0, 1, 0x1000, 0x10010, 0x7f0000001000, UINT64_MAX };
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+		for (uint64_t ts = 0; ts < 4; ts++) {
+			int n = jvm_helper_log_resolve(log, probes[i], ts * 1000, f, 1 + (int)ts * 5);
+			for (int k = 0; k < n; k++)
+				seen += strlen(f[k].name);
+			const char *name = jvm_helper_log_thread_name(log, (pid_t)probes[i], ts * 100);
+			seen += name ? strlen(name) : 0;
+			jvm_helper_log_thread_idle(log, (pid_t)probes[i], ts * 100);
+		}
+		jvm_helper_log_covers(log, probes[i]);
+	}
+	jvm_helper_log_free(log);
+	return seen == (size_t)-1;
+}

@@ -1,0 +1,246 @@
+/* test_jvm_helper_log.c - the helper log reader: naming JIT addresses over
+ * time (reuse, lag, inlining), thread names, incremental reads. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "jvm_helper_log.h"
+#include "sparkprof_helper_log.h"
+#include "tap.h"
+
+#define MS 1000000ull
+#define GUARD SPARKPROF_HELPER_REUSE_GUARD_NS
+
+static size_t feed(struct jvm_helper_log *log, const char *s)
+{
+	return jvm_helper_log_feed(log, s, strlen(s));
+}
+
+static const char *name1(struct jvm_helper_log *log, uint64_t addr, uint64_t ts)
+{
+	struct frame f[8];
+	int n = jvm_helper_log_resolve(log, addr, ts, f, 8);
+	return n > 0 ? f[n - 1].name : NULL;
+}
+
+static void test_inline_and_types(void)
+{
+	struct jvm_helper_log *log = jvm_helper_log_new();
+	feed(log, "H 1 42 1000 start 17.0.15\n"
+		  "D 1000 1 1000 100 Interpreter\n"
+		  "D 1001 2 2000 10 StubRoutines::call_stub\n"
+		  "L 5000 3 10000 100 com/x/Outer.run\n"
+		  "I 3 10000 10020 com/x/Leaf.get\tcom/x/Mid.call\n"
+		  "I 3 10030 10040 com/x/Mid.call\n");
+	struct frame f[8];
+	int n = jvm_helper_log_resolve(log, 0x10010, 6000, f, 8);
+	CHECK(n == 3, "an inlined PC expands to 3 frames (got %d)", n);
+	if (n == 3) {
+		CHECK_STR(f[0].name, "com/x/Leaf.get", "innermost inlined frame first");
+		CHECK(f[0].type == FRAME_INLINED && f[1].type == FRAME_INLINED, "inlined frames typed");
+		CHECK_STR(f[1].name, "com/x/Mid.call", "middle frame");
+		CHECK_STR(f[2].name, "com/x/Outer.run", "compiled method last");
+		CHECK(f[2].type == FRAME_JIT, "compiled method is FRAME_JIT");
+	}
+	n = jvm_helper_log_resolve(log, 0x10025, 6000, f, 8);
+	CHECK(n == 1 && !strcmp(f[0].name, "com/x/Outer.run"), "a PC between inline ranges is the method alone");
+	n = jvm_helper_log_resolve(log, 0x10010, 6000, f, 2);
+	CHECK(n == 2 && !strcmp(f[0].name, "com/x/Mid.call") && !strcmp(f[1].name, "com/x/Outer.run"),
+	      "a short buffer keeps the outer frames");
+	n = jvm_helper_log_resolve(log, 0x1050, 2000, f, 8);
+	CHECK(n == 1 && f[0].type == FRAME_INTERPRETED && !strcmp(f[0].name, "Interpreter"),
+	      "the interpreter blob is one FRAME_INTERPRETED frame");
+	n = jvm_helper_log_resolve(log, 0x2005, 2000, f, 8);
+	CHECK(n == 1 && f[0].type == FRAME_NATIVE && !strcmp(f[0].name, "StubRoutines::call_stub"),
+	      "a stub is FRAME_NATIVE under the JVM's name");
+	CHECK(jvm_helper_log_resolve(log, 0x10100, 6000, f, 8) == 0, "the end of a range is exclusive");
+	CHECK(jvm_helper_log_resolve(log, 0x10010, 4999, f, 8) == 0, "before the load record: unknown");
+	CHECK(jvm_helper_log_covers(log, 0x10050) && !jvm_helper_log_covers(log, 0x9000),
+	      "covers() tells published memory");
+	CHECK(jvm_helper_log_get_stats(log)->malformed == 0, "no malformed lines");
+	jvm_helper_log_free(log);
+}
+
+static void test_reuse(void)
+{
+	struct jvm_helper_log *log = jvm_helper_log_new();
+	char buf[512];
+	/* A at [0x10000,0x10100) from 1 s, unloaded at 5 s; B reuses it at 6 s. */
+	snprintf(buf, sizeof(buf),
+		 "L %llu 1 10000 100 A.a\n"
+		 "U %llu 1\n"
+		 "L %llu 2 10080 100 B.b\n",
+		 1000 * MS, 5000 * MS, 6000 * MS);
+	feed(log, buf);
+	CHECK_STR(name1(log, 0x10010, 2000 * MS), "A.a", "A is named long before its unload");
+	CHECK(!name1(log, 0x10090, 5000 * MS - GUARD / 2),
+	      "shortly before A's unload record, where B reused the memory: unknown");
+	CHECK_STR(name1(log, 0x10010, 5000 * MS - GUARD / 2), "A.a",
+		  "the part of A that was not reused stays named up to the unload");
+	CHECK(!name1(log, 0x10090, 5500 * MS), "between unload and reload: unknown");
+	CHECK_STR(name1(log, 0x10090, 6000 * MS), "B.b", "B from its load record on");
+	CHECK(!name1(log, 0x10010, 6000 * MS), "A's freed memory after its unload: unknown");
+	jvm_helper_log_free(log);
+
+	/* Overlap without an unload record: nobody knows when A died. */
+	log = jvm_helper_log_new();
+	feed(log, "L 1000 1 10000 100 A.a\nL 9000 2 10000 100 B.b\n");
+	CHECK(!name1(log, 0x10010, 2000), "a blob ended by an overlapping load is never named");
+	CHECK_STR(name1(log, 0x10010, 9000), "B.b", "the newer blob is named");
+	/* A replayed stub is the same blob, not a reuse. */
+	feed(log, "D 100 3 50000 10 vtable stub\nD 200 4 50000 10 vtable stub\n");
+	CHECK_STR(name1(log, 0x50001, 300), "vtable stub", "a repeated stub record stays named");
+	jvm_helper_log_free(log);
+}
+
+static void test_malformed(void)
+{
+	struct jvm_helper_log *log = jvm_helper_log_new();
+	const char *text = "H 1 42 1000 start x\n"
+			   "L 10 1 zz 10 bad.hex\n"
+			   "L 10 2 1000 0 zero.size\n"
+			   "L 10 3 ffffffffffffffff 10 wraps\n"
+			   "U 10 99\n"
+			   "I 7 1000 1010 no.such.blob\n"
+			   "T 10 -5 negative tid\n"
+			   "T 10 5 bad\\xZZescape\n"
+			   "S 10 5 sleepy\n"
+			   "Q 10 future record kind\n"
+			   "L 10 4 1000 10 ok.Method\n"
+			   "L 10 4 2000 10 duplicate.id\n"
+			   "partial line without newline";
+	size_t used = feed(log, text);
+	CHECK(used == strlen(text) - strlen("partial line without newline"),
+	      "feed stops before a trailing partial line");
+	const struct jvm_helper_log_stats *st = jvm_helper_log_get_stats(log);
+	CHECK(st->malformed == 9, "9 malformed lines counted (got %llu)",
+	      (unsigned long long)st->malformed);
+	CHECK_STR(name1(log, 0x1005, 20), "ok.Method", "good records after bad ones still count");
+	jvm_helper_log_free(log);
+}
+
+struct seen {
+	int n;
+	char last[128];
+	uint64_t last_ts;
+	int ordered;
+};
+
+static void listener(void *ctx, const struct jvm_helper_thread_event *ev)
+{
+	struct seen *s = ctx;
+	if (ev->ts < s->last_ts)
+		s->ordered = 0;
+	s->last_ts = ev->ts;
+	s->n++;
+	snprintf(s->last, sizeof(s->last), "%d %d %s", ev->kind, ev->tid, ev->name ? ev->name : "-");
+}
+
+static void test_threads(void)
+{
+	struct jvm_helper_log *log = jvm_helper_log_new();
+	struct seen s = { .ordered = 1 };
+	jvm_helper_log_set_thread_listener(log, listener, &s);
+	feed(log, "T 100 7 Executor task launch worker-0\n"
+		  "T 200 7 Executor task launch worker for task 1.0 in stage 0.0 (TID 1)\n"
+		  "S 250 7 busy\n"
+		  "S 300 7 idle\n"
+		  "T 400 8 tab\\x09and\\x5cslash\n"
+		  "X 500 7\n");
+	CHECK(!jvm_helper_log_thread_name(log, 7, 99), "no name before the first record");
+	CHECK_STR(jvm_helper_log_thread_name(log, 7, 150), "Executor task launch worker-0",
+		  "the start name");
+	CHECK_STR(jvm_helper_log_thread_name(log, 7, 200),
+		  "Executor task launch worker for task 1.0 in stage 0.0 (TID 1)",
+		  "the rename from its timestamp on");
+	CHECK(!jvm_helper_log_thread_name(log, 7, 500), "no name after the thread ended");
+	CHECK_STR(jvm_helper_log_thread_name(log, 8, 400), "tab\tand\\slash", "escapes are undone");
+	CHECK(jvm_helper_log_thread_idle(log, 7, 260) == 0 && jvm_helper_log_thread_idle(log, 7, 310) == 1,
+	      "idle marks over time");
+	CHECK(jvm_helper_log_thread_idle(log, 7, 210) == 0, "a rename counts as busy");
+	CHECK(s.n == 6 && s.ordered, "the listener saw 6 events in order (got %d)", s.n);
+	CHECK_STR(s.last, "1 7 -", "the last event is the end of thread 7");
+	jvm_helper_log_free(log);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void test_file(void)
+{
+	char path[64];
+	snprintf(path, sizeof(path), SPARKPROF_HELPER_LOG_FMT, (int)getpid());
+	unlink(path);
+	errno = 0;
+	struct jvm_helper_log *none = jvm_helper_log_open(getpid());
+	CHECK(!none && errno == ENOENT, "no log: ENOENT");
+
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	char line[256];
+	int n = snprintf(line, sizeof(line), "H 1 %d 5 start old\n", (int)getpid());
+	ssize_t w = write(fd, line, n);
+	CHECK(w == n, "wrote a stale header");
+	errno = 0;
+	none = jvm_helper_log_open(getpid());
+	CHECK(!none && errno == ESTALE,
+	      "a log written before the process started: ESTALE");
+	close(fd);
+	unlink(path);
+
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND, 0600);
+	uint64_t t = now_ns();
+	n = snprintf(line, sizeof(line), "H 1 %d %llu start now\nL %llu 1 abc0 20 P.q\nT %llu 77 wor",
+		     (int)getpid(), (unsigned long long)t, (unsigned long long)t + 1,
+		     (unsigned long long)t + 2);
+	w = write(fd, line, n);
+	CHECK(w == n, "wrote a log with a partial last line");
+	struct jvm_helper_log *log = jvm_helper_log_open(getpid());
+	CHECK(log != NULL, "opened our own log");
+	if (log) {
+		int got = jvm_helper_log_poll(log);
+		CHECK(got == 2, "two complete lines read (got %d, %llu malformed)", got,
+		      (unsigned long long)jvm_helper_log_get_stats(log)->malformed);
+		CHECK(!jvm_helper_log_thread_name(log, 77, t + 5), "the partial line is not used yet");
+		w = write(fd, "ker\n", 4);
+		CHECK(w == 4, "completed the line");
+		got = jvm_helper_log_poll(log);
+		CHECK(got == 1, "one more line on the next poll");
+		CHECK_STR(jvm_helper_log_thread_name(log, 77, t + 5), "worker", "the joined line parsed");
+		CHECK_STR(name1(log, 0xabc4, t + 5), "P.q", "code from the file");
+		close(fd);
+		unlink(path);
+		got = jvm_helper_log_poll(log);
+		CHECK(got == 0, "poll after the file is gone keeps working");
+		CHECK_STR(name1(log, 0xabc4, t + 5), "P.q", "what was read stays");
+		CHECK(jvm_helper_log_horizon(log) == t + 2, "horizon is the latest timestamp");
+		jvm_helper_log_free(log);
+	}
+}
+
+static void test_stat(void)
+{
+	const char *stat = "1234 (a) b) c) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 4242 99 100\n";
+	uint64_t ticks = 0;
+	CHECK(jvm_helper_stat_starttime(stat, strlen(stat), &ticks) == 0 && ticks == 4242,
+	      "starttime after a comm holding ') '");
+	CHECK(jvm_helper_stat_starttime("1 (x) S 1 2", 11, &ticks) < 0, "a short stat is rejected");
+}
+
+int main(void)
+{
+	test_inline_and_types();
+	test_reuse();
+	test_malformed();
+	test_threads();
+	test_file();
+	test_stat();
+	TAP_DONE();
+}
