@@ -260,10 +260,11 @@ static __always_inline __s32 walk_user_stack(struct task_struct *task, __u64 *fr
 	return n * sizeof(__u64);
 }
 
-/* Run by user space right after on_switch is attached: a profiled thread
- * already off the CPU gets an interval from session_start_ns, with its user
- * stack walked from its saved registers (it cannot be read later from
- * sched_switch, which runs in another task's address space).
+/* Run by user space right after on_switch is attached, and again after it
+ * adds targets: a profiled thread already off the CPU and not yet followed
+ * gets an interval from now, with its user stack walked from its saved
+ * registers (sched_switch cannot read it later: it runs in another task's
+ * address space).
  * A thread that comes back on a CPU between the on_cpu test and the store
  * leaves a stale seed behind; its next switch-out overwrites it, and the
  * flush skips threads on a CPU, so it is never sent. */
@@ -283,7 +284,7 @@ int seed_open_intervals(struct bpf_iter__task *ctx)
 		sp_count(SP_CNT_OFFCPU_LOST);
 		return 0;
 	}
-	/* Left the CPU after the start: on_switch has it already. */
+	/* Left the CPU after the start: followed already. */
 	if (start->off_ts >= session_start_ns)
 		return 0;
 	start->state = thread_state(false, task->__state);
@@ -292,6 +293,6 @@ int seed_open_intervals(struct bpf_iter__task *ctx)
 	else
 		start->ustack_bytes = walk_user_stack(task, start->ustack);
 	asm volatile("" ::: "memory");
-	*(volatile __u64 *)&start->off_ts = session_start_ns;
+	*(volatile __u64 *)&start->off_ts = bpf_ktime_get_ns();
 	return 0;
 }

@@ -120,11 +120,21 @@ int bpf_offcpu_start(struct bpf_offcpu *o)
 	}
 	/* After the attach: threads already off the CPU start their interval
 	 * now; those that leave from now on are on_switch's. */
+	bpf_offcpu_seed(o);
+	return 0;
+}
+
+int bpf_offcpu_seed(struct bpf_offcpu *o)
+{
+	int err;
+
+	if (!o->switch_link)
+		return -EINVAL;
 	err = run_task_iterator(o->skel->progs.seed_open_intervals);
 	if (err)
-		sp_warn("find the threads already off the CPU at the start: %s "
-			"(their first interval is left out)", strerror(-err));
-	return 0;
+		sp_warn("find the profiled threads already off the CPU: %s "
+			"(their current interval is left out)", strerror(-err));
+	return err;
 }
 
 void bpf_offcpu_stop(struct bpf_offcpu *o)

@@ -9,9 +9,10 @@
  * where it left. Counters: SP_CNT_OFFCPU_EVENTS, _SHORT (under the minimum,
  * dropped), _LOST (ring buffer full or no storage).
  *
- * Cuts: a thread already off the CPU at bpf_offcpu_start() gets an interval
- * from that moment (state and user stack read from the blocked thread); an
- * interval still open at bpf_offcpu_stop() is sent up to that moment.
+ * Cuts: a thread already off the CPU at bpf_offcpu_start() (or when its
+ * process becomes a target, see bpf_offcpu_seed) gets an interval from that
+ * moment, with its state and its user stack read from the blocked thread;
+ * an interval still open at bpf_offcpu_stop() is sent up to that moment.
  */
 #ifndef SPARKPROF_BPF_OFFCPU_H
 #define SPARKPROF_BPF_OFFCPU_H
@@ -41,6 +42,13 @@ struct bpf_offcpu *bpf_offcpu_open(const struct bpf_sampler_fds *fds,
  * already off the CPU. Returns 0, -EALREADY (started already), or -errno.
  * May follow a bpf_offcpu_stop(): what happened in between is not sent. */
 int bpf_offcpu_start(struct bpf_offcpu *offcpu);
+
+/* Opens an interval, from now, for every profiled thread that is off the CPU
+ * and not followed yet. bpf_offcpu_start() does it once; call it again after
+ * adding targets (bpf_sampler_add_target) while running, so that their
+ * threads blocked since before count from then. Returns 0 or -errno
+ * (-EINVAL when not started). */
+int bpf_offcpu_seed(struct bpf_offcpu *offcpu);
 
 /* Sends the intervals still open (cut now), then detaches. Records stay in
  * the ring buffer for bpf_sampler_poll(). */

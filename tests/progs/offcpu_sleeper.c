@@ -188,6 +188,7 @@ int main(int argc, char **argv)
 	printf("sym sleep_a_while %p\nsym read_pipe_blocking %p\nsym short_nap %p\n"
 	       "sym wait_forever %p\n", (void *)sleep_a_while, (void *)read_pipe_blocking,
 	       (void *)short_nap, (void *)wait_forever);
+	printf("sym waiter %p\n", (void *)waiter);
 	printf("addr sleep_clock %p\n", (void *)&sleep_clock);
 	printf("ready\n");
 	fflush(stdout);

@@ -3,7 +3,8 @@
  * Loads the sampler (filtering on one target) and the off-CPU tracer on its
  * maps, profiles build/progs/offcpu_sleeper for a few seconds and checks
  * what arrives: the sleeping thread's intervals, their state and stacks, the
- * pipe reader, the minimum duration, and that CPU samples plus
+ * pipe reader, threads blocked since before the start or before their
+ * process became a target, the minimum duration, and that CPU samples plus
  * off-CPU time cover the sleeping thread's wall time.
  */
 #include <errno.h>
@@ -32,7 +33,7 @@ struct symbol {
 	uint64_t start, end; /* runtime addresses in the workload */
 };
 
-enum { SYM_SLEEP, SYM_READ, SYM_SHORT, SYM_WAIT, NR_SYMS };
+enum { SYM_SLEEP, SYM_READ, SYM_SHORT, SYM_WAIT, SYM_WAITER, NR_SYMS };
 
 struct thread_stats {
 	uint64_t cpu_samples;         /* in the window */
@@ -53,9 +54,14 @@ struct run {
 	struct kallsyms *ks;
 	struct thread_stats sleeper, reader, napper, waiter;
 	uint64_t waiter_first_ts;     /* its first interval's start */
+	bool waiter_walked;           /* its user stack goes on to waiter() */
 	uint64_t sleep_clock_addr;    /* the workload's struct sleep_clock */
 	uint64_t slept0, slept1;      /* its time in sleep_a_while at t0, t1 */
 	uint64_t off_events, cpu_records, under_min, foreign;
+	/* A process made a target while running: `sleep`, blocked already. */
+	pid_t late_pid;
+	uint64_t late_seed0, late_seed1, late_events, late_first_ts, late_off_ns;
+	bool late_sleeping_in_nanosleep, late_has_ustack;
 };
 
 static uint64_t now_ns(void)
@@ -134,7 +140,25 @@ static int on_record(void *ctx, const void *data, size_t size)
 
 	if (size < sizeof(*hdr))
 		return 0;
-	if ((pid_t)hdr->tgid != r->pid)
+	if ((pid_t)hdr->tgid == r->late_pid && r->late_pid && hdr->kind == SP_EVENT_OFF_CPU &&
+	    size >= sizeof(struct sp_off_cpu_event)) {
+		const struct sp_off_cpu_event *e = data;
+
+		r->off_events++;
+		if (!r->late_events++) {
+			r->late_first_ts = hdr->timestamp_ns;
+			r->late_sleeping_in_nanosleep = e->state == SP_STATE_SLEEPING &&
+							kstack_names(r, &e->stacks, "nanosleep");
+			/* /bin/sleep has no frame pointers: the instruction
+			 * pointer is all a walk can promise. */
+			r->late_has_ustack = e->stacks.ustack_bytes >= 8 &&
+					     e->stacks.ustack[0] < 0x800000000000ULL;
+		}
+		r->late_off_ns += overlap(hdr->timestamp_ns, hdr->timestamp_ns + e->off_cpu_ns,
+					  r->t0, r->t1);
+		return 0;
+	}
+	if ((pid_t)hdr->tgid != r->pid && (pid_t)hdr->tgid != r->late_pid)
 		r->foreign++;
 	if (hdr->kind == SP_EVENT_CPU_SAMPLE) {
 		struct thread_stats *t = thread_of(r, hdr->tid);
@@ -155,8 +179,10 @@ static int on_record(void *ctx, const void *data, size_t size)
 		else if ((pid_t)hdr->tid == r->tid_napper)
 			count_off_cpu(r, e, &r->napper, &r->syms[SYM_SHORT], "nanosleep", 0);
 		else if ((pid_t)hdr->tid == r->tid_waiter) {
-			if (!r->waiter.events)
+			if (!r->waiter.events) {
 				r->waiter_first_ts = hdr->timestamp_ns;
+				r->waiter_walked = ustack_has(&e->stacks, &r->syms[SYM_WAITER]);
+			}
 			count_off_cpu(r, e, &r->waiter, &r->syms[SYM_WAIT], "read", 0);
 		}
 	}
@@ -267,6 +293,17 @@ static int read_sleep_clock(const struct run *r, uint64_t *slept)
 	return -EAGAIN;
 }
 
+static pid_t spawn_sleep(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execlp("sleep", "sleep", "60", (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
 static void poll_until(struct bpf_sampler *s, uint64_t deadline)
 {
 	while (now_ns() < deadline)
@@ -277,7 +314,8 @@ int main(void)
 {
 	struct run r = {
 		.syms = { { .name = "sleep_a_while" }, { .name = "read_pipe_blocking" },
-			  { .name = "short_nap" }, { .name = "wait_forever" } },
+			  { .name = "short_nap" }, { .name = "wait_forever" },
+			  { .name = "waiter" } },
 	};
 	struct bpf_sampler_options sopts = {
 		.frequency_hz = FREQUENCY_HZ,
@@ -334,6 +372,19 @@ int main(void)
 	r.t0 = now_ns();
 	err = read_sleep_clock(&r, &r.slept0);
 	r.t1 = r.t0 + WINDOW_NS;
+	/* A second process, blocked in nanosleep, becomes a target while running. */
+	r.late_pid = spawn_sleep();
+	poll_until(sampler, r.t0 + WINDOW_NS / 3);
+	r.late_seed0 = now_ns();
+	err = r.late_pid > 0 ? bpf_sampler_add_target(sampler, r.late_pid) : -ECHILD;
+	if (!err)
+		err = bpf_sampler_mark_known(sampler, r.late_pid);
+	if (!err)
+		err = bpf_offcpu_seed(offcpu);
+	if (!err) /* a second time: threads followed already are left alone */
+		err = bpf_offcpu_seed(offcpu);
+	r.late_seed1 = now_ns();
+	CHECK(err == 0, "a late target is added and its threads seeded (%s)", strerror(-err));
 	poll_until(sampler, r.t1);
 	err = err ? err : read_sleep_clock(&r, &r.slept1);
 	CHECK(err == 0, "the sleeper's own clock reads (%s)", strerror(-err));
@@ -415,6 +466,19 @@ int main(void)
 	CHECK(r.waiter.off_ns >= WINDOW_NS, "it lasts until the stop");
 	CHECK(r.waiter.in_func_sleeping == 1 && r.waiter.kernel_frame_events == 1,
 	      "it is SLEEPING in wait_forever, reading");
+	CHECK(r.waiter_walked, "its user stack, walked while it was blocked, goes on to its caller");
+
+	/* The late target: one interval from its seeding to the stop. */
+	printf("# late target: %llu events, first at seed%+.3f ms, %.3f s in the window\n",
+	       (unsigned long long)r.late_events,
+	       ((double)r.late_first_ts - (double)r.late_seed0) / 1e6, r.late_off_ns / 1e9);
+	CHECK(r.late_events == 1, "a late target blocked all along sends one interval (%llu)",
+	      (unsigned long long)r.late_events);
+	CHECK(r.late_first_ts >= r.late_seed0 && r.late_first_ts <= r.late_seed1,
+	      "it starts when its threads were seeded");
+	CHECK(r.late_off_ns >= r.t1 - r.late_seed1, "it lasts until the stop");
+	CHECK(r.late_sleeping_in_nanosleep && r.late_has_ustack,
+	      "it is SLEEPING in nanosleep, with a user stack walked while blocked");
 
 	/* The minimum: short naps are counted, never sent. */
 	CHECK(r.under_min == 0, "no interval under the minimum is sent (%llu)",
@@ -434,6 +498,10 @@ out:
 	if (r.pid > 0) {
 		kill(r.pid, SIGKILL);
 		waitpid(r.pid, NULL, 0);
+	}
+	if (r.late_pid > 0) {
+		kill(r.late_pid, SIGKILL);
+		waitpid(r.late_pid, NULL, 0);
 	}
 	kallsyms_free(r.ks);
 	TAP_DONE();
