@@ -17,6 +17,7 @@ struct elf_sym {
 	uint64_t addr;
 	uint64_t end;        /* exclusive; computed at load */
 	uint64_t size;       /* st_size, 0 when unknown */
+	uint64_t limit;      /* end of the symbol's section, 0 when unknown */
 	uint32_t name;       /* offset in names (the raw, mangled name) */
 	uint8_t rank;        /* lower wins among symbols at one address */
 };
@@ -142,6 +143,10 @@ static void compute_ends(struct elf_symbols *es)
 			s->end = s->addr + s->size < s->addr ? UINT64_MAX : s->addr + s->size;
 		} else {
 			s->end = next;
+			/* _init is sizeless and followed by the PLT: stop at the
+			 * end of its section rather than name PLT stubs "_init". */
+			if (s->limit > s->addr && s->limit < s->end)
+				s->end = s->limit;
 			if (seg_end && seg_end < s->end)
 				s->end = seg_end;
 			if (!seg_end)
@@ -158,6 +163,22 @@ static Elf_Scn *find_symbol_section(Elf *elf, Elf64_Word type, GElf_Shdr *sh)
 		if (gelf_getshdr(scn, sh) && sh->sh_type == type)
 			return scn;
 	return NULL;
+}
+
+/* The end address of section shndx, 0 when unknown. */
+static uint64_t section_end(Elf *elf, unsigned shndx)
+{
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+
+	if (shndx == SHN_UNDEF || shndx >= SHN_LORESERVE)
+		return 0;
+	scn = elf_getscn(elf, shndx);
+	if (!scn || !gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC))
+		return 0;
+	if (sh.sh_addr + sh.sh_size < sh.sh_addr)
+		return 0;
+	return sh.sh_addr + sh.sh_size;
 }
 
 /* Appends the function symbols of one symbol section.  Returns how many. */
@@ -212,6 +233,7 @@ static long read_symbol_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 			break;
 		es->syms[es->nsyms++] = (struct elf_sym){
 			.addr = s.st_value, .size = s.st_size,
+			.limit = s.st_size ? 0 : section_end(elf, s.st_shndx),
 			.name = (uint32_t)es->names_len, .rank = symbol_rank(&s, name),
 		};
 		memcpy(es->names + es->names_len, name, len);

@@ -32,10 +32,15 @@ struct kallsyms {
 /* Markers such as _etext end the previous function but are not functions. */
 static bool is_boundary_marker(const char *name, size_t len)
 {
-	static const char *const exact[] = { "_etext", "_einittext", "_end", "_sinittext",
-					     "_stext", "_text" };
+	static const struct { const char *s; size_t len; } exact[] = {
+		{ "_etext", 6 }, { "_einittext", 10 }, { "_end", 4 },
+		{ "_sinittext", 10 }, { "_stext", 6 }, { "_text", 5 },
+	};
+
+	if (name[0] != '_')
+		return false;
 	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
-		if (strlen(exact[i]) == len && memcmp(exact[i], name, len) == 0)
+		if (exact[i].len == len && memcmp(exact[i].s, name, len) == 0)
 			return true;
 	return len > 9 && memcmp(name + len - 9, "_text_end", 9) == 0;
 }
@@ -164,7 +169,12 @@ struct kallsyms *kallsyms_parse(const char *buf, size_t len)
 		errno = EACCES;
 		return NULL;
 	}
-	qsort(ks->syms, ks->nsyms, sizeof(*ks->syms), cmp_ksym);
+	/* The kernel lists most symbols in address order: sort only if needed. */
+	for (size_t i = 1; i < ks->nsyms; i++)
+		if (cmp_ksym(&ks->syms[i - 1], &ks->syms[i]) > 0) {
+			qsort(ks->syms, ks->nsyms, sizeof(*ks->syms), cmp_ksym);
+			break;
+		}
 
 	/* One entry per address (the best), each ending at the next address. */
 	size_t out = 0;

@@ -44,6 +44,29 @@ static uint64_t nm_value(const char *file, const char *name)
 	return found;
 }
 
+/* The address of section name in file, from readelf. */
+static uint64_t section_address(const char *file, const char *name)
+{
+	char cmd[512], line[512];
+	uint64_t found = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "readelf -SW %s", file);
+	p = popen(cmd, "r");
+	while (p && fgets(line, sizeof(line), p)) {
+		char *open = strchr(line, ']');
+		char sect[64], type[64];
+		unsigned long long addr;
+
+		if (open && sscanf(open + 1, "%63s %63s %llx", sect, type, &addr) == 3 &&
+		    strcmp(sect, name) == 0)
+			found = addr;
+	}
+	if (p)
+		pclose(p);
+	return found;
+}
+
 static struct elf_symbols *load_path(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -86,6 +109,11 @@ static void check_target(const char *path, const char *what)
 	CHECK_STR(elf_symbols_lookup(es, v + 2, NULL), "sparkprof::Target::run",
 		  "%s: C++ name demangled, arguments cut", what);
 	CHECK(elf_symbols_lookup(es, 1, NULL) == NULL, "%s: address 1 has no name", what);
+	/* _init has no size and the PLT follows it: PLT stubs are not "_init". */
+	v = section_address(path, ".plt");
+	CHECK(v != 0, "%s: readelf shows a .plt", what);
+	CHECK_STR(elf_symbols_lookup(es, nm_value(path, "_init"), NULL), "_init", "%s: _init", what);
+	CHECK(elf_symbols_lookup(es, v + 0x10, NULL) == NULL, "%s: a PLT stub is not named _init", what);
 	CHECK(elf_symbols_build_id(es, &(const uint8_t *){ NULL }) == 20, "%s: 20-byte build-id", what);
 
 	/* The text segment's file offsets map back to the nm addresses. */
