@@ -8,7 +8,9 @@
 // threads are named "Executor task launch worker-N") runs short tasks that
 // rename their thread to "Executor task launch worker for task I.0 in stage
 // S.0 (TID I)" as Spark's TaskRunner does; every name set is printed as
-// "name <java thread id> <name>".  Ends by printing "done".
+// "name <java thread id> <name>", followed by "nametime <System.nanoTime()
+// before the name was set> <name>" (nanoTime is CLOCK_MONOTONIC on Linux,
+// the helper's clock).  Ends by printing "done".
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -21,6 +23,11 @@ public class HotMethods {
     static synchronized void say(String s) {
         System.out.println(s);
         System.out.flush();
+    }
+
+    static synchronized void named(Thread t, long nanoTime) {
+        say("name " + t.getId() + " " + t.getName());
+        say("nametime " + nanoTime + " " + t.getName());
     }
 
     public static void main(String[] args) throws Exception {
@@ -42,7 +49,7 @@ public class HotMethods {
                     sink += r;
                 }
             }, "hot-worker-" + i);
-            say("name " + threads[i].getId() + " " + threads[i].getName());
+            named(threads[i], System.nanoTime());
             threads[i].start();
         }
 
@@ -51,7 +58,7 @@ public class HotMethods {
             ThreadFactory factory = r -> {
                 Thread t = new Thread(r, "Executor task launch worker-" + n.getAndIncrement());
                 t.setDaemon(true);
-                say("name " + t.getId() + " " + t.getName());
+                named(t, System.nanoTime());
                 return t;
             };
             ThreadPoolExecutor pool = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60,
@@ -64,8 +71,9 @@ public class HotMethods {
                     Thread me = Thread.currentThread();
                     String name = "Executor task launch worker for task " + task + ".0 in stage "
                             + (task / 10) + ".0 (TID " + task + ")";
+                    long before = System.nanoTime();
                     me.setName(name);
-                    say("name " + me.getId() + " " + name);
+                    named(me, before);
                     long end = System.nanoTime() + 20_000_000L;
                     while (System.nanoTime() < end) sink += HotDelta.spin(20_000);
                 });

@@ -64,7 +64,9 @@ void os_tid_finder_init(struct os_tid_finder *f, jvmtiEnv *jvmti, JNIEnv *jni)
 			break;
 		if (!field)
 			continue;
-		if (!strcmp(type, "Thread") && !strcmp(field, "_osthread"))
+		/* JDK 17 lists the field under JavaThread, JDK 25 under Thread. */
+		if ((!strcmp(type, "Thread") || !strcmp(type, "JavaThread")) &&
+		    !strcmp(field, "_osthread"))
 			f->off_osthread = (long)*(uint64_t *)(e + o_off);
 		else if (!strcmp(type, "OSThread") && !strcmp(field, "_thread_id"))
 			f->off_thread_id = (long)*(uint64_t *)(e + o_off);

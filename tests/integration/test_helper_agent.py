@@ -1,0 +1,329 @@
+"""The JVMTI helper on real JVMs (JDK 17 and the newest JDK on the machine):
+its log and perf map, thread names with renames, code-cache reuse, late
+attach with the JDK's own jcmd, bad options, safe files, JVM exit."""
+import glob
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from helper_log import HelperLog  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+JAVA_DIR = os.path.join(ROOT, "tests", "java")
+HOT = ["HotAlpha.spin", "HotBeta.spin", "HotGamma.spin"]
+WHICH = ["oldest", "newest"]
+
+
+def pick(jdks, which):
+    return jdks[min(jdks)] if which == "oldest" else jdks[max(jdks)]
+
+
+@pytest.fixture(scope="module")
+def classes(tmp_path_factory, jdks):
+    """Our Java workloads, compiled once with the oldest JDK."""
+    out = tmp_path_factory.mktemp("helper-java")
+    sources = [s for s in glob.glob(os.path.join(JAVA_DIR, "*.java"))
+               if not os.path.basename(s).startswith("Sim")]
+    subprocess.run([os.path.join(jdks[min(jdks)], "bin", "javac"), "-d", str(out)] + sources,
+                   check=True)
+    return str(out)
+
+
+def log_path(pid):
+    return f"/tmp/sparkprof-{pid}.log"
+
+
+def read_log(pid):
+    with open(log_path(pid)) as f:
+        return HelperLog(f.read())
+
+
+def cleanup(pid):
+    for p in (log_path(pid), f"/tmp/perf-{pid}.map"):
+        try:
+            os.unlink(p)
+        except FileNotFoundError:
+            pass
+
+
+def anon_exec_ranges(pid):
+    """Anonymous executable mappings of pid (where HotSpot's code cache is)."""
+    ranges = []
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            parts = line.split()
+            if "x" in parts[1] and (len(parts) < 6 or parts[5].startswith("[anon")):
+                lo, hi = (int(x, 16) for x in parts[0].split("-"))
+                ranges.append((lo, hi))
+    return ranges
+
+
+class Java:
+    """A running JVM: collects stdout lines; "pid N" must come first."""
+
+    def __init__(self, jdk, classes, args, jvm_opts=(), agent=None, agent_opts=None):
+        cmd = [os.path.join(jdk, "bin", "java"), "-XX:+PreserveFramePointer", *jvm_opts]
+        if agent:
+            cmd.append(f"-agentpath:{agent}" + (f"={agent_opts}" if agent_opts else ""))
+        cmd += ["-cp", classes, *[str(a) for a in args]]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True)
+        self.lines = []
+        first = self.proc.stdout.readline()
+        assert first.startswith("pid "), first + self.proc.stderr.read()
+        self.pid = int(first.split()[1])
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def finish(self, timeout=120):
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.reader.join(timeout=10)
+        self.stderr = self.proc.stderr.read()
+        return self.proc.returncode
+
+    def names_set(self):
+        """[(monotonic ns before the name was set, name)] as printed."""
+        out = []
+        for line in self.lines:
+            m = re.match(r"nametime (\d+) (.*)$", line)
+            if m:
+                out.append((int(m.group(1)), m.group(2)))
+        return out
+
+
+def check_names(log, java, since=0):
+    """Every name the program set after `since` was published, exactly."""
+    published = {n for _, _, n in log.threads}
+    missing = [n for ts, n in java.names_set() if ts >= since and n not in published]
+    assert not missing, missing[:5]
+
+
+@pytest.mark.parametrize("which", WHICH)
+def test_hot_methods_published_at_start(jdks, classes, agent_path, which):
+    java = Java(pick(jdks, which), classes, ["HotMethods", 8, 3, 20], agent=agent_path)
+    try:
+        time.sleep(5)   # the hot methods are compiled by now
+        ranges = anon_exec_ranges(java.pid)
+        tasks = {int(t) for t in os.listdir(f"/proc/{java.pid}/task")}
+        comms = {t: open(f"/proc/{java.pid}/task/{t}/comm").read().strip() for t in tasks}
+        log = read_log(java.pid)
+        with open(f"/tmp/perf-{java.pid}.map") as f:
+            perf_map = f.read()
+        assert java.finish() == 0, java.stderr
+        assert "sparkprof-agent" not in java.stderr, java.stderr
+        assert "warning" not in java.stderr, java.stderr
+
+        assert log.header and log.header["pid"] == java.pid and log.header["mode"] == "start"
+        assert not log.bad, log.bad[:3]
+        for hot in HOT:
+            blobs = [b for b in log.methods() if b["name"] == hot]
+            assert blobs, (hot, sorted({b["name"] for b in log.methods()})[:30])
+            for b in blobs:
+                assert any(lo <= b["start"] and b["start"] + b["size"] <= hi for lo, hi in ranges), \
+                    (hot, hex(b["start"]), [(hex(a), hex(z)) for a, z in ranges])
+        interp = [b for b in log.blobs.values() if b["name"] == "Interpreter"]
+        assert interp and interp[0]["kind"] == "D"
+        # Inline records name real methods, inside their compiled method.
+        assert log.inline, "no inline records"
+        for i, ranges_ in log.inline.items():
+            b = log.blobs[i]
+            for lo, hi, names in ranges_:
+                assert b["start"] <= lo < hi <= b["start"] + b["size"]
+                assert all(re.match(r"^[\w/$]+\.[\w$<>]+$", n) for n in names), names
+
+        # The perf map: perf's format, and the hot methods in it.
+        lines = perf_map.splitlines()
+        assert lines and all(re.match(r"^[0-9a-f]+ [0-9a-f]+ \S", l) for l in lines), lines[:3]
+        for hot in HOT:
+            assert any(l.endswith(" " + hot) for l in lines), hot
+
+        # Thread names: the OS tid of each worker is right (its comm is the
+        # name's first 15 bytes), and every name set was published.
+        for tid, name in [(t, n) for _, t, n in log.threads if n.startswith("hot-worker-")]:
+            assert tid in tasks and comms[tid] == name[:15], (tid, name, comms.get(tid))
+        log = read_log(java.pid)
+        check_names(log, java)
+        task_names = [n for _, _, n in log.threads if "(TID " in n]
+        assert len(task_names) >= 20, task_names
+        # Heartbeats and idle marks of the Spark-like pool.
+        assert log.heartbeats
+        assert {s for _, _, s in log.states} <= {"idle", "busy"}
+        # The final map (written at VM death) holds only live code.
+        with open(f"/tmp/perf-{java.pid}.map") as f:
+            final = f.read().splitlines()
+        live = {(b["start"], b["size"]) for b in log.blobs.values() if b["unloaded"] is None}
+        for l in final:
+            start, size = (int(x, 16) for x in l.split(" ")[:2])
+            assert (start, size) in live, l
+    finally:
+        java.finish()
+        cleanup(java.pid)
+
+
+@pytest.mark.parametrize("which", WHICH)
+def test_code_cache_reuse_keeps_log_consistent(jdks, classes, agent_path, which):
+    java = Java(pick(jdks, which), classes, ["CodeChurn", 10, classes],
+                jvm_opts=["-XX:ReservedCodeCacheSize=8m"], agent=agent_path)
+    try:
+        assert java.finish() == 0, java.stderr
+        assert any(l.startswith("done") for l in java.lines), java.lines[-3:]
+        log = read_log(java.pid)
+        assert not log.bad, log.bad[:3]
+        assert len(log.unloads) >= 100, len(log.unloads)
+        # The workload did reuse freed code-cache memory ...
+        assert log.reused() >= 50, log.reused()
+        # ... and at no time were two live compiled methods on the same bytes.
+        overlaps = log.live_overlaps()
+        assert not overlaps, overlaps[:3]
+        # Unloads follow their loads.
+        for ts, i in log.unloads:
+            assert ts >= log.blobs[i]["ts"]
+        names = {b["name"] for b in log.methods()}
+        assert "ChurnPayload.applyAsLong" in names or "ChurnPayload.step" in names, sorted(names)[:20]
+    finally:
+        cleanup(java.pid)
+
+
+def jcmd_load(jdk, pid, agent, opts=None):
+    cmd = [os.path.join(jdk, "bin", "jcmd"), str(pid), "JVMTI.agent_load", agent]
+    if opts:
+        cmd.append(opts)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("which", WHICH)
+def test_late_attach_with_jcmd(jdks, classes, agent_path, which):
+    jdk = pick(jdks, which)
+    java = Java(jdk, classes, ["HotMethods", 9, 3, 10])
+    try:
+        time.sleep(3)   # threads named and code compiled before the helper arrives
+        out = jcmd_load(jdk, java.pid, agent_path)
+        assert out.returncode == 0 and "return code: 0" in out.stdout, out.stdout + out.stderr
+        time.sleep(2)
+        tasks = {int(t) for t in os.listdir(f"/proc/{java.pid}/task")}
+        comms = {t: open(f"/proc/{java.pid}/task/{t}/comm").read().strip() for t in tasks}
+        again = jcmd_load(jdk, java.pid, agent_path)   # a second attach is harmless
+        assert "return code: 0" in again.stdout, again.stdout
+        assert java.finish() == 0, java.stderr
+        log = read_log(java.pid)
+        assert log.header["mode"] == "attach"
+        assert not log.bad, log.bad[:3]
+        assert "code" in log.replays and "threads" in log.replays
+        replay_end = log.replays["code"]
+        # The replay published code compiled before the attach.
+        for hot in HOT:
+            assert any(b["name"] == hot and b["ts"] <= replay_end for b in log.methods()), hot
+        # Threads that existed before the attach got their OS tid right.
+        pre = [(t, n) for ts, t, n in log.threads if ts <= log.replays["threads"]]
+        workers = [(t, n) for t, n in pre if n.startswith("hot-worker-")]
+        assert len(workers) == 3, pre
+        for tid, name in workers:
+            assert comms.get(tid) == name[:15], (tid, name, comms.get(tid))
+        # Renames after the attach are all published, exactly.
+        check_names(log, java, since=log.replays["threads"])
+        assert java.stderr.count("already loaded") == 1, java.stderr
+    finally:
+        java.finish()
+        cleanup(java.pid)
+
+
+@pytest.mark.parametrize("which", WHICH)
+@pytest.mark.parametrize("opts", ["bogus=1", "interval=5", "map=yes", "map"])
+def test_bad_options_leave_jvm_running(jdks, classes, agent_path, which, opts):
+    jdk = pick(jdks, which)
+    java = Java(jdk, classes, ["HotMethods", 1, 1, 0], agent=agent_path, agent_opts=opts)
+    try:
+        assert java.finish() == 0, java.stderr
+        assert any(l == "done" for l in java.lines)
+        lines = [l for l in java.stderr.splitlines() if l.startswith("sparkprof-agent:")]
+        assert len(lines) == 1 and "helper disabled" in lines[0] and opts.split("=")[0] in lines[0], \
+            java.stderr
+        assert not os.path.exists(log_path(java.pid))
+    finally:
+        cleanup(java.pid)
+
+
+@pytest.mark.parametrize("which", WHICH)
+def test_bad_options_on_attach_are_reported(jdks, classes, agent_path, which):
+    jdk = pick(jdks, which)
+    java = Java(jdk, classes, ["HotMethods", 4, 1, 0])
+    try:
+        time.sleep(1)
+        # (jcmd's own parser cuts "key=value" options at '=': pass a bare word)
+        out = jcmd_load(jdk, java.pid, agent_path, "nonsense")
+        assert "return code: 0" not in out.stdout, out.stdout
+        assert java.finish() == 0
+        assert "unknown option 'nonsense'" in java.stderr, java.stderr
+        assert not os.path.exists(log_path(java.pid))
+    finally:
+        java.finish()
+        cleanup(java.pid)
+
+
+@pytest.mark.parametrize("which", WHICH)
+def test_jvm_exit_paths(jdks, classes, agent_path, which):
+    """System.exit while threads run, and SIGTERM: no crash, files intact."""
+    jdk = pick(jdks, which)
+    for how in ("exit", "sigterm"):
+        java = Java(jdk, classes, ["HotMethods", 30 if how == "sigterm" else 2, 2, 20],
+                    agent=agent_path, agent_opts="interval=50")
+        try:
+            if how == "sigterm":
+                time.sleep(2)
+                java.proc.send_signal(signal.SIGTERM)
+            rc = java.finish()
+            assert rc in (0, 143), (how, rc, java.stderr)
+            assert "hs_err" not in java.stderr and "SIGSEGV" not in java.stderr, java.stderr
+            assert not glob.glob(f"hs_err_pid{java.pid}.log")
+            log = read_log(java.pid)
+            assert not log.bad and log.methods(), how
+            with open(f"/tmp/perf-{java.pid}.map") as f:
+                assert any(" HotAlpha.spin" in l for l in f), how
+        finally:
+            cleanup(java.pid)
+
+
+def test_planted_symlinks_are_not_followed(jdks, classes, agent_path, tmp_path):
+    """In a new PID namespace the JVM's pid is predictable: plant symlinks
+    at the helper's file names and check they were replaced, not followed."""
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    # The JVM runs as pid 1 of a fresh namespace (unshare forks it).
+    planted = ["/tmp/sparkprof-1.log", "/tmp/perf-1.map"]
+    for p in planted:
+        if os.path.lexists(p):
+            os.unlink(p)
+        os.symlink(victim, p)
+    try:
+        java = [os.path.join(pick(jdks, "oldest"), "bin", "java"),
+                f"-agentpath:{agent_path}=interval=50", "-cp", classes, "HotMethods", "2", "1", "0"]
+        out = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", *java],
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.startswith("pid 1\n"), out.stdout[:100]
+        assert victim.read_text() == "precious\n"
+        for p in planted:
+            assert not os.path.islink(p) and os.path.isfile(p), p
+        log = read_log(1)
+        assert log.header["pid"] == 1 and log.methods()
+        assert oct(os.stat(planted[0]).st_mode & 0o777) == "0o600"
+        assert oct(os.stat(planted[1]).st_mode & 0o777) == "0o644"
+    finally:
+        for p in planted:
+            if os.path.lexists(p):
+                os.unlink(p)
