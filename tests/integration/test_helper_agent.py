@@ -298,6 +298,27 @@ def test_jvm_exit_paths(jdks, classes, agent_path, which):
             cleanup(java.pid)
 
 
+@pytest.mark.parametrize("which", WHICH)
+def test_idle_marks_of_task_threads(jdks, classes, agent_path, which):
+    """Tasks run 20 ms each, 5 per second: the pool thread is idle most of
+    the time, and no idle mark falls inside a running task."""
+    java = Java(pick(jdks, which), classes, ["HotMethods", 5, 1, 5], agent=agent_path,
+                agent_opts="interval=100")
+    try:
+        assert java.finish() == 0, java.stderr
+        log = read_log(java.pid)
+        pool = {t for _, t, n in log.threads if n.startswith("Executor task launch worker")}
+        idle = [ts for ts, t, s in log.states if s == "idle" and t in pool]
+        assert len(idle) >= 5, log.states
+        tasks = [ts for ts, n in java.names_set() if "(TID " in n]
+        assert len(tasks) >= 15, tasks
+        for ts in idle:
+            inside = [t for t in tasks if t <= ts < t + 20_000_000]
+            assert not inside, (ts, inside)
+    finally:
+        cleanup(java.pid)
+
+
 def test_planted_symlinks_are_not_followed(jdks, classes, agent_path, tmp_path):
     """In a new PID namespace the JVM's pid is predictable: plant symlinks
     at the helper's file names and check they were replaced, not followed."""

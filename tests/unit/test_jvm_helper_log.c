@@ -234,8 +234,50 @@ static void test_stat(void)
 	CHECK(jvm_helper_stat_starttime("1 (x) S 1 2", 11, &ticks) < 0, "a short stat is rejected");
 }
 
+/* A real log of CodeChurn on JDK 17 with an 8 MB code cache (methods
+ * loaded, unloaded and their memory reused): at each method's own load time
+ * the reader names its first byte with its own name or not at all. */
+static void test_real_churn_log(void)
+{
+	FILE *f = fopen("tests/fuzz/corpus/jvm_helper_log/churn_jdk17.log", "r");
+	CHECK(f != NULL, "the recorded churn log is there");
+	if (!f)
+		return;
+	static char text[1 << 20];
+	size_t len = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[len] = 0;
+	struct jvm_helper_log *log = jvm_helper_log_new();
+	size_t used = jvm_helper_log_feed(log, text, len);
+	CHECK(used == len, "all of it parsed");
+	const struct jvm_helper_log_stats *st = jvm_helper_log_get_stats(log);
+	CHECK(st->malformed == 0 && st->unloads > 100, "no malformed line, %llu unloads",
+	      (unsigned long long)st->unloads);
+	int methods = 0, named = 0, wrong = 0;
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		unsigned long long ts, id, start, size;
+		int off = 0;
+		if (sscanf(line, "L %llu %llu %llx %llx %n", &ts, &id, &start, &size, &off) != 4 || !off)
+			continue;
+		methods++;
+		struct frame fr[16];
+		int n = jvm_helper_log_resolve(log, start, ts, fr, 16);
+		if (n == 0)
+			continue;
+		if (strcmp(fr[n - 1].name, line + off) || fr[n - 1].type != FRAME_JIT)
+			wrong++;
+		else
+			named++;
+	}
+	CHECK(methods > 100 && wrong == 0, "%d methods, none named wrong (%d wrong)", methods, wrong);
+	CHECK(named * 10 >= methods * 9, "at least 90%% named at their load time (%d of %d)", named,
+	      methods);
+	jvm_helper_log_free(log);
+}
+
 int main(void)
 {
+	test_real_churn_log();
 	test_inline_and_types();
 	test_reuse();
 	test_malformed();

@@ -53,6 +53,9 @@ static void publish_name(struct agent *a, pid_t tid, const char *name)
 		if (copy) {
 			free(e->name);
 			e->name = copy;
+			/* Readers take a rename as the start of a task (busy);
+			 * the next poll that finds the thread idle says so. */
+			e->idle = 0;
 			int n = snprintf(line, sizeof(line), "T %" PRIu64 " %d %s\n", agent_now_ns(),
 					 (int)tid, esc);
 			publisher_write(&a->pub, line, (size_t)n < sizeof(line) ? (size_t)n : 0);
