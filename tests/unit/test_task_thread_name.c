@@ -1,4 +1,10 @@
-/* test_task_thread_name.c - task thread names of every Spark version. */
+/* test_task_thread_name.c - task thread names of every Spark version.
+ *
+ * Run with "--parse NAME..." it instead prints, per name, what the parser
+ * says (used by the integration tests on names taken from real JVMs):
+ *   KIND STAGE STAGE_ATTEMPT TID CLASS    (KIND: none task tid pool idle)
+ */
+#include <stdio.h>
 #include <string.h>
 
 #include "tap.h"
@@ -9,9 +15,27 @@ static enum task_thread_kind parse(const char *s, struct task_thread_name *t)
 	return task_thread_name_parse(s, strlen(s), t);
 }
 
-int main(void)
+static int parse_mode(int argc, char **argv)
+{
+	static const char *const kinds[] = { "none", "task", "tid", "pool", "idle" };
+
+	for (int i = 2; i < argc; i++) {
+		struct task_thread_name t;
+		enum task_thread_kind k = task_thread_name_parse(argv[i], strlen(argv[i]), &t);
+
+		printf("%s %lld %lld %lld %s\n", kinds[k], (long long)t.stage,
+		       (long long)t.stage_attempt, (long long)t.tid,
+		       executor_thread_class_name(executor_thread_classify(argv[i], strlen(argv[i]))));
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	struct task_thread_name t;
+
+	if (argc > 1 && strcmp(argv[1], "--parse") == 0)
+		return parse_mode(argc, argv);
 	const char *full = "Executor task launch worker for task 1.0 in stage 3.0 (TID 17)";
 
 	CHECK(parse(full, &t) == TASK_THREAD_TASK, "3.1+ name is a task");

@@ -1,0 +1,70 @@
+"""The simulated Spark executor (tests/java/org/apache/spark/executor/):
+compile it, build its command line, read its ground truth.
+
+Reusable by the end-to-end profiler tests: `expected_stage(truth, os_tid, ts)`
+says which stage attempt a sample of a task thread belongs to.
+"""
+import glob
+import json
+import os
+import subprocess
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SOURCES = os.path.join(ROOT, "tests", "java", "org", "apache", "spark", "executor")
+MAIN_CLASS = "org.apache.spark.executor.CoarseGrainedExecutorBackend"
+APP_ID = "app-20261122000000-0001"
+
+
+def compile_sim(build_dir, javac="javac"):
+    """Compiles the simulator into build_dir/java/sim-executor (once per
+    source change); returns the class path."""
+    out = os.path.join(build_dir, "java", "sim-executor")
+    srcs = sorted(glob.glob(os.path.join(SOURCES, "*.java")))
+    stamp = os.path.join(out, ".stamp")
+    newest = max(os.path.getmtime(s) for s in srcs)
+    if not os.path.exists(stamp) or os.path.getmtime(stamp) < newest:
+        os.makedirs(out, exist_ok=True)
+        # --release 11: the same classes run on every JDK the tests use
+        subprocess.run([javac, "--release", "11", "-d", out, *srcs], check=True,
+                       capture_output=True, timeout=300)
+        open(stamp, "w").close()
+    return out
+
+
+def sim_command(classpath, truth_path, java="java", jvm_args=(), executor_id="1",
+                app_id=APP_ID, cores=2, scale=1.0, name_format="full", idle_names=False,
+                start_delay_ms=0, linger_ms=0):
+    """The simulated executor's command line, shaped like a standalone
+    executor's (see shared/docs/spark-executors.md section 4)."""
+    return [java, "-cp", classpath, *jvm_args, MAIN_CLASS,
+            "--driver-url", "spark://CoarseGrainedScheduler@127.0.0.1:1",
+            "--executor-id", str(executor_id), "--hostname", "localhost",
+            "--cores", str(cores), "--app-id", app_id,
+            "--sim-ground-truth", str(truth_path), "--sim-scale", str(scale),
+            "--sim-name-format", name_format,
+            "--sim-idle-names", "true" if idle_names else "false",
+            "--sim-start-delay-ms", str(start_delay_ms), "--sim-linger-ms", str(linger_ms)]
+
+
+def load_truth(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def task_intervals(truth):
+    """{os_tid: [(start_ns, end_ns, (stage, attempt)), ...]} of every task."""
+    out = {}
+    for t in truth["tasks"]:
+        out.setdefault(t["os_tid"], []).append(
+            (t["start_ns"], t["end_ns"], (t["stage"], t["stage_attempt"])))
+    return out
+
+
+def expected_stage(intervals, os_tid, ts, slack_ns=0):
+    """The stage attempt the task on os_tid ran at ts, or None when the
+    thread ran no task then (slack_ns shrinks each interval at both ends, to
+    keep rename-time races out of an accuracy measure)."""
+    for start, end, key in intervals.get(os_tid, ()):
+        if start + slack_ns <= ts <= end - slack_ns:
+            return key
+    return None
