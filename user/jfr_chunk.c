@@ -299,8 +299,7 @@ static uint64_t intern_thread(struct jfr_chunk *c, const struct jfr_sample *s)
 			       s->os_tid ? s->os_tid : TID0_KEY);
 }
 
-int jfr_chunk_add_sample(struct jfr_chunk *c, const struct jfr_sample *s,
-			 uint64_t wall_interval_ns)
+int jfr_chunk_add_sample(struct jfr_chunk *c, const struct jfr_sample *s)
 {
 	uint8_t ev[8 * JFR_VARINT_MAX], *p;
 	uint64_t thread, stack, ticks = s->timestamp_ns;
@@ -325,7 +324,6 @@ int jfr_chunk_add_sample(struct jfr_chunk *c, const struct jfr_sample *s,
 		p += jfr_varint_encode(p, stack);
 		p += jfr_varint_encode(p, wall_state_key(s->thread_state));
 		p += jfr_varint_encode(p, (uint32_t)s->weight);
-		p += jfr_varint_encode(p, s->weight * wall_interval_ns);
 	}
 	payload = p - (ev + JFR_VARINT_MAX);
 	{

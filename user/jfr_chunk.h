@@ -39,8 +39,7 @@ void jfr_chunk_free(struct jfr_chunk *c);
 void jfr_chunk_begin(struct jfr_chunk *c, uint64_t start_ticks);
 
 /* Adds a sample (checked by the caller); returns 0 or -ENOMEM. */
-int jfr_chunk_add_sample(struct jfr_chunk *c, const struct jfr_sample *s,
-			 uint64_t wall_interval_ns);
+int jfr_chunk_add_sample(struct jfr_chunk *c, const struct jfr_sample *s);
 /* Checks a sample's fields; 0 or -EINVAL. */
 int jfr_chunk_check_sample(const struct jfr_sample *s);
 

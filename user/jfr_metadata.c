@@ -100,8 +100,10 @@ static const struct md_field f_symbol[] = {
 /* The JDK reader expects duration, when present, as the second field. */
 #define DURATION { .name = "duration", .type = JFR_TYPE_LONG, .label = "Duration", .timespan = "TICKS" }
 
-/* Sample events: exactly these fields (the converter decodes them by
- * position and does not skip to the event's end). */
+/* Sample events: exactly these fields.  async-profiler's converter decodes
+ * them by position and does not skip to the event's end, so any extra field
+ * (even WallClockSample's optional timeSpan, in jfr-converter 4.2)
+ * desynchronizes it. */
 static const struct md_field f_execution_sample[] = {
 	START_TIME,
 	{ .name = "sampledThread", .type = JFR_TYPE_THREAD, .cp = true, .label = "Thread" },
@@ -114,7 +116,6 @@ static const struct md_field f_wall_clock_sample[] = {
 	{ .name = "stackTrace", .type = JFR_TYPE_STACK_TRACE, .cp = true, .label = "Stack Trace" },
 	{ .name = "state", .type = JFR_TYPE_THREAD_STATE, .cp = true, .label = "Thread State" },
 	{ .name = "samples", .type = JFR_TYPE_INT, .label = "Samples", .is_unsigned = true },
-	{ .name = "timeSpan", .type = JFR_TYPE_LONG, .label = "Time Span", .timespan = "TICKS" },
 };
 static const struct md_field f_active_recording[] = {
 	START_TIME,

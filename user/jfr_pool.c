@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jfr_map.h"
 #include "jfr_pool.h"
 
 struct slot {
@@ -20,8 +21,9 @@ struct jfr_pool {
 	size_t count;
 	uint64_t next_key;        /* sequential keys */
 	uint64_t next_spare;      /* keys given when a wanted key is taken */
-	uint64_t *taken;          /* set of wanted keys in use; 0 = empty */
-	size_t ntaken_slots, ntaken;
+	/* Wanted keys in use in this file, with the hash of their value:
+	 * kept across chunks so a key never means two values in one file. */
+	struct jfr_map taken;
 };
 
 static uint64_t mix(uint64_t h)
@@ -60,7 +62,9 @@ struct jfr_pool *jfr_pool_new(uint64_t type_id)
 	}
 	pool->type_id = type_id;
 	jfr_buf_init(&pool->entries);
-	jfr_pool_reset(pool);
+	jfr_map_init(&pool->taken);
+	pool->next_key = 1;
+	pool->next_spare = JFR_POOL_SPARE_KEYS;
 	return pool;
 }
 
@@ -70,7 +74,7 @@ void jfr_pool_free(struct jfr_pool *pool)
 		return;
 	jfr_buf_free(&pool->entries);
 	free(pool->slots);
-	free(pool->taken);
+	jfr_map_free(&pool->taken);
 	free(pool);
 }
 
@@ -80,12 +84,8 @@ void jfr_pool_reset(struct jfr_pool *pool)
 	pool->entries.failed = false;
 	if (pool->slots)
 		memset(pool->slots, 0, pool->nslots * sizeof(*pool->slots));
-	if (pool->taken)
-		memset(pool->taken, 0, pool->ntaken_slots * sizeof(*pool->taken));
 	pool->count = 0;
-	pool->ntaken = 0;
-	pool->next_key = 1;
-	pool->next_spare = JFR_POOL_SPARE_KEYS;
+	/* Key counters and wanted keys carry on: see jfr_pool.h. */
 }
 
 static int grow_slots(struct jfr_pool *pool)
@@ -111,50 +111,6 @@ static int grow_slots(struct jfr_pool *pool)
 	return 0;
 }
 
-/* The set of wanted keys in use: keys are non-zero, so 0 marks empty. */
-static int taken_find(const struct jfr_pool *pool, uint64_t key)
-{
-	size_t m = pool->ntaken_slots - 1, j;
-
-	if (!pool->ntaken_slots)
-		return 0;
-	for (j = mix(key) & m; pool->taken[j]; j = (j + 1) & m)
-		if (pool->taken[j] == key)
-			return 1;
-	return 0;
-}
-
-static int taken_add(struct jfr_pool *pool, uint64_t key)
-{
-	size_t m, j;
-
-	if ((pool->ntaken + 1) * 2 > pool->ntaken_slots) {
-		size_t n = pool->ntaken_slots ? pool->ntaken_slots * 2 : 256;
-		uint64_t *t = calloc(n, sizeof(*t));
-
-		if (!t)
-			return -ENOMEM;
-		for (size_t i = 0; i < pool->ntaken_slots; i++) {
-			uint64_t k = pool->taken[i];
-
-			if (!k)
-				continue;
-			for (j = mix(k) & (n - 1); t[j]; j = (j + 1) & (n - 1))
-				;
-			t[j] = k;
-		}
-		free(pool->taken);
-		pool->taken = t;
-		pool->ntaken_slots = n;
-	}
-	m = pool->ntaken_slots - 1;
-	for (j = mix(key) & m; pool->taken[j]; j = (j + 1) & m)
-		;
-	pool->taken[j] = key;
-	pool->ntaken++;
-	return 0;
-}
-
 uint64_t jfr_pool_intern(struct jfr_pool *pool, const void *value, size_t len,
 			 uint64_t want_key)
 {
@@ -172,9 +128,13 @@ uint64_t jfr_pool_intern(struct jfr_pool *pool, const void *value, size_t len,
 			return s->key;
 	}
 	if (want_key) {
-		if (taken_find(pool, want_key))
+		uint64_t owner = jfr_map_get(&pool->taken, want_key);
+
+		/* The key is free, or was given to this same value in an
+		 * earlier chunk; otherwise the value gets a spare key. */
+		if (owner && owner != h)
 			want_key = pool->next_spare++;
-		if (taken_add(pool, want_key))
+		if (jfr_map_put(&pool->taken, want_key, h))
 			return 0;
 		key = want_key;
 	} else {
@@ -208,5 +168,5 @@ const struct jfr_buf *jfr_pool_entries(const struct jfr_pool *pool)
 size_t jfr_pool_memory(const struct jfr_pool *pool)
 {
 	return pool->entries.cap + pool->nslots * sizeof(struct slot) +
-	       pool->ntaken_slots * sizeof(uint64_t);
+	       jfr_map_memory(&pool->taken);
 }

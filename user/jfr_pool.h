@@ -3,7 +3,14 @@
  * A pool holds the serialized entries of one type ("key value key value...",
  * exactly the bytes that go into the constant-pool event) and a hash index
  * over the value bytes, so equal values get one key.  Pools are per chunk:
- * jfr_pool_reset() forgets everything and keeps the memory.
+ * jfr_pool_reset() forgets the entries (and keeps the memory) when a new
+ * chunk starts.
+ *
+ * Keys, though, stay unique across the chunks of a file: the JDK's reader
+ * keeps constants of earlier chunks and resolves a re-used key to the old
+ * value (seen as samples with another chunk's stacks).  Sequential keys
+ * keep counting; a wanted key (a thread id) is reused only for the value
+ * it had before.
  */
 #ifndef SPARKPROF_JFR_POOL_H
 #define SPARKPROF_JFR_POOL_H
@@ -24,9 +31,10 @@ void jfr_pool_reset(struct jfr_pool *pool);
 #define JFR_POOL_SPARE_KEYS (1u << 30)
 
 /* Returns the key of the entry whose value bytes equal (value, len), adding
- * it if new.  want_key 0: keys are 1, 2, 3...; otherwise the new entry gets
- * want_key unless another value already has it, then a key counting up from
- * JFR_POOL_SPARE_KEYS.  Returns 0 when out of memory. */
+ * it if new.  want_key 0: keys are 1, 2, 3... over the pool's life;
+ * otherwise the new entry gets want_key unless another value had it in this
+ * file, then a key counting up from JFR_POOL_SPARE_KEYS.  Returns 0 when out
+ * of memory. */
 uint64_t jfr_pool_intern(struct jfr_pool *pool, const void *value, size_t len,
 			 uint64_t want_key);
 

@@ -149,7 +149,7 @@ int jfr_writer_add_sample(struct jfr_writer *w, const struct jfr_sample *s)
 		return w->error;
 	if ((ret = jfr_chunk_check_sample(s)))
 		return ret;
-	ret = jfr_chunk_add_sample(w->chunk, s, w->ctx.wall_interval_ns);
+	ret = jfr_chunk_add_sample(w->chunk, s);
 	if (ret) {
 		sp_err("JFR %s: out of memory adding a sample", w->path);
 		w->error = ret;

@@ -14,8 +14,8 @@
  *   - CPU samples: jdk.ExecutionSample, thread state STATE_DEFAULT (what
  *     async-profiler's converter keeps for --cpu).  A weight above 1 writes
  *     that many events.
- *   - wall samples: profiler.WallClockSample with samples = weight,
- *     timeSpan = weight * wall_interval_ns and the thread state
+ *   - wall samples: profiler.WallClockSample with samples = weight (the
+ *     time is weight * wall_interval_ns, the "wall" setting) and the thread state
  *     (STATE_RUNNABLE/PREEMPTED/SLEEPING/UNINTERRUPTIBLE/OTHER; all kept by
  *     the converter's --wall).
  *   - per chunk: one spark.ProfileLabel event per label, a jdk.ActiveSetting

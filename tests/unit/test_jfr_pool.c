@@ -44,7 +44,9 @@ int main(void)
 
 	jfr_pool_reset(p);
 	CHECK(jfr_pool_count(p) == 0 && jfr_pool_entries(p)->len == 0, "reset empties the pool");
-	CHECK(jfr_pool_intern(p, "\x03\x04main", 6, 0) == 1, "keys restart at 1 after a reset");
+	a = jfr_pool_intern(p, "\x03\x04main", 6, 0);
+	CHECK(a == 50003, "keys keep counting after a reset (unique in the file): %llu",
+	      (unsigned long long)a);
 	jfr_pool_free(p);
 
 	/* Wanted keys (thread ids): taken keys move to the spare range. */
@@ -64,6 +66,13 @@ int main(void)
 			bad++;
 	}
 	CHECK(!bad, "3000 wanted keys through growth of the key set");
+	jfr_pool_reset(p);
+	a = jfr_pool_intern(p, "thread-b", 8, 4242);
+	b = jfr_pool_intern(p, "thread-a", 8, 4242);
+	CHECK(a != 4242 && b == 4242,
+	      "after a reset a wanted key still belongs to its first value (%llu, %llu)",
+	      (unsigned long long)a, (unsigned long long)b);
+	CHECK(jfr_pool_count(p) == 2, "the new chunk holds both entries");
 	jfr_pool_free(p);
 
 	CHECK(jfr_hash("abc", 3, 1) != jfr_hash("abd", 3, 1), "hash differs for different bytes");
