@@ -1,11 +1,336 @@
-/* cmd_record.c - 'sparkprof record'. Placeholder until the command lands. */
+/* cmd_record.c - `sparkprof record`: sample, then write the profiles.
+ *
+ * Order matters: everything that can fail for a reason the user can fix
+ * (options, privileges, BTF, pids, the output folder) is checked before
+ * anything starts; once sampling has started, Ctrl-C or SIGTERM always ends
+ * in writing what was recorded.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bpf_offcpu.h"
+#include "bpf_sampler.h"
+#include "child_command.h"
 #include "commands.h"
 #include "log.h"
+#include "path_util.h"
+#include "record_options.h"
+#include "recorder.h"
+
+#define NSEC_PER_SEC 1000000000ULL
+#define RINGBUF_BYTES (16u << 20)
+#define POLL_MS 100
+/* How long records wait before they are named: the JVM helper's records of
+ * the same moment (JIT code, renames) must have arrived. */
+#define RESOLVE_DELAY_NS (NSEC_PER_SEC)
+
+/* Set by the signal handler; the only state shared with it. */
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static uint64_t clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+static int check_privileges(void)
+{
+	struct __user_cap_header_struct header = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+	/* BPF and perf events, and reading other users' /proc/PID/maps and
+	 * mapped files. */
+	const int needed[] = { CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH };
+	const char *names[] = { "CAP_BPF", "CAP_PERFMON", "CAP_SYS_PTRACE", "CAP_DAC_READ_SEARCH" };
+
+	if (syscall(SYS_capget, &header, data)) {
+		sp_err("read this process's capabilities: %s", strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++) {
+		int cap = needed[i];
+
+		if (!(data[cap / 32].effective & (1u << (cap % 32)))) {
+			sp_err("sparkprof needs root (missing %s): run it with sudo, or in a "
+			       "privileged pod", names[i]);
+			return -1;
+		}
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		sp_err("this kernel has no BTF (/sys/kernel/btf/vmlinux: %s); sparkprof needs a "
+		       "kernel built with CONFIG_DEBUG_INFO_BTF", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int check_pids(const struct record_options *opts)
+{
+	for (int i = 0; i < opts->npids; i++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d", opts->pids[i]);
+		if (access(path, F_OK)) {
+			sp_err("-p: no process with pid %d", opts->pids[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Creates the output folder and proves it is writable now, rather than
+ * after a long recording. */
+static int prepare_output_dir(const char *dir)
+{
+	char probe[PATH_MAX];
+	int err = make_dirs(dir), fd;
+
+	if (err) {
+		sp_err("create output folder %s: %s", dir, strerror(-err));
+		return -1;
+	}
+	snprintf(probe, sizeof(probe), "%s/.sparkprof-write-test", dir);
+	fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0) {
+		sp_err("cannot write to output folder %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	unlink(probe);
+	return 0;
+}
+
+static void default_output_dir(char *buf, size_t size)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	localtime_r(&now, &tm);
+	strftime(buf, size, "sparkprof-%Y%m%d-%H%M%S", &tm);
+}
+
+static void install_signal_handlers(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	/* No SA_RESTART: a signal must wake the poll at once. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static void mark_known(void *ctx, pid_t pid)
+{
+	bpf_sampler_mark_known(ctx, pid);
+}
+
+struct live_status {
+	bool on_terminal;
+	uint64_t last_print_ns, last_samples;
+	bool printed;
+};
+
+static void print_status(struct live_status *st, struct bpf_sampler *sampler,
+			 struct recorder *rec, uint64_t now, uint64_t start)
+{
+	uint64_t counters[SP_CNT_MAX];
+	struct recorder_totals totals;
+	double interval;
+
+	if (!st->on_terminal || now - st->last_print_ns < NSEC_PER_SEC)
+		return;
+	if (bpf_sampler_counters(sampler, counters))
+		return;
+	recorder_get_totals(rec, &totals);
+	interval = (double)(now - st->last_print_ns) / 1e9;
+	fprintf(stderr, "\rsparkprof: %5.0fs  %7.0f samples/s  %llu samples  %llu processes  "
+		"lost %llu   ",
+		(double)(now - start) / 1e9,
+		st->last_print_ns ? (double)(counters[SP_CNT_SAMPLES] - st->last_samples) / interval : 0.0,
+		(unsigned long long)counters[SP_CNT_SAMPLES], (unsigned long long)totals.processes,
+		(unsigned long long)(counters[SP_CNT_LOST_RINGBUF] + counters[SP_CNT_OFFCPU_LOST]));
+	st->last_samples = counters[SP_CNT_SAMPLES];
+	st->last_print_ns = now;
+	st->printed = true;
+}
+
+static void print_summary(const char *dir, const uint64_t *counters,
+			  const struct recorder_totals *totals, double seconds, bool with_off_cpu)
+{
+	fprintf(stderr, "sparkprof: %.1f s, %llu samples from %llu processes, lost %llu "
+		"(ring buffer full)",
+		seconds, (unsigned long long)counters[SP_CNT_SAMPLES],
+		(unsigned long long)totals->processes,
+		(unsigned long long)counters[SP_CNT_LOST_RINGBUF]);
+	if (with_off_cpu)
+		fprintf(stderr, ", %llu off-CPU intervals (lost %llu)",
+			(unsigned long long)counters[SP_CNT_OFFCPU_EVENTS],
+			(unsigned long long)counters[SP_CNT_OFFCPU_LOST]);
+	fprintf(stderr, "\nsparkprof: wrote %s/all.folded and %s/summary.json\n", dir, dir);
+}
 
 int cmd_record(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	sp_err("'record' is not available in this build yet");
-	return 1;
+	struct record_options opts;
+	struct child_command child = { .pid = -1, .gate_fd = -1 };
+	struct bpf_sampler *sampler = NULL;
+	struct bpf_offcpu *offcpu = NULL;
+	struct recorder *rec = NULL;
+	struct live_status status = { .on_terminal = isatty(STDERR_FILENO) };
+	uint64_t counters[SP_CNT_MAX] = { 0 };
+	uint64_t start_mono, start_real, end_mono;
+	char default_dir[64];
+	const char *dir;
+	bool filter, with_off_cpu;
+	int exit_code = 1;
+
+	if (record_options_parse(&opts, argc, argv))
+		return 2;
+	if (opts.help) {
+		record_options_usage(stdout);
+		return 0;
+	}
+	if (opts.verbose)
+		sp_log_set_level(SP_LOG_DEBUG);
+	if (check_privileges() || check_pids(&opts))
+		return 1;
+	dir = opts.output_dir;
+	if (!dir) {
+		default_output_dir(default_dir, sizeof(default_dir));
+		dir = default_dir;
+	}
+	if (prepare_output_dir(dir))
+		return 1;
+
+	filter = opts.npids > 0 || opts.command;
+	with_off_cpu = opts.wall || opts.off_cpu;
+	install_signal_handlers();
+	if (opts.command && child_command_spawn(&child, opts.command))
+		return 1;
+
+	struct bpf_sampler_options sampler_opts = {
+		.frequency_hz = opts.frequency_hz,
+		.filter_tgids = filter,
+		.follow_children = opts.command != NULL,
+		.ringbuf_bytes = RINGBUF_BYTES,
+		.on_record = recorder_on_record,
+	};
+	start_mono = clock_ns(CLOCK_MONOTONIC);
+	start_real = clock_ns(CLOCK_REALTIME);
+	struct recorder_config rec_config = {
+		.opts = &opts,
+		.output_dir = dir,
+		.start_monotonic_ns = start_mono,
+		.start_realtime_ns = start_real,
+		.resolve_delay_ns = RESOLVE_DELAY_NS,
+		.on_new_process = mark_known,
+	};
+	rec = recorder_new(&rec_config);
+	if (!rec)
+		goto out;
+	sampler_opts.ctx = rec;
+	sampler = bpf_sampler_open(&sampler_opts);
+	if (!sampler)
+		goto out;
+	recorder_set_new_process_ctx(rec, sampler);
+	for (int i = 0; i < opts.npids; i++)
+		if (bpf_sampler_add_target(sampler, opts.pids[i])) {
+			sp_err("-p: add pid %d to the BPF filter: %s", opts.pids[i], strerror(errno));
+			goto out;
+		}
+	if (opts.command && bpf_sampler_add_target(sampler, child.pid)) {
+		sp_err("add the command (pid %d) to the BPF filter: %s", child.pid, strerror(errno));
+		goto out;
+	}
+	if (with_off_cpu) {
+		struct bpf_sampler_fds fds;
+		struct bpf_offcpu_options offcpu_opts = {
+			.filter_tgids = filter,
+			.min_off_cpu_ns = opts.min_off_cpu_ns,
+			.ringbuf_bytes = RINGBUF_BYTES,
+		};
+
+		bpf_sampler_shared_fds(sampler, &fds);
+		offcpu = bpf_offcpu_open(&fds, &offcpu_opts);
+		if (!offcpu)
+			goto out;
+	}
+	if (opts.attach) {
+		sp_err("--attach is not available in this build yet");
+		goto out;
+	}
+	if (bpf_sampler_start(sampler) || (offcpu && bpf_offcpu_start(offcpu)))
+		goto out;
+	start_mono = clock_ns(CLOCK_MONOTONIC);
+	if (opts.command)
+		child_command_release(&child);
+	sp_info("recording into %s%s", dir,
+		opts.duration_s > 0 || opts.command ? "" : " (Ctrl-C to stop)");
+
+	for (;;) {
+		uint64_t now;
+		int n = bpf_sampler_poll(sampler, POLL_MS);
+
+		if (n < 0) {
+			sp_err("read BPF records: %s", strerror(-n));
+			break;
+		}
+		now = clock_ns(CLOCK_MONOTONIC);
+		recorder_drain(rec, now, false);
+		print_status(&status, sampler, rec, now, start_mono);
+		if (stop_requested)
+			break;
+		if (opts.duration_s > 0 && now - start_mono >= (uint64_t)(opts.duration_s * 1e9))
+			break;
+		if (opts.command && child_command_poll_exit(&child))
+			break;
+	}
+	end_mono = clock_ns(CLOCK_MONOTONIC);
+	if (status.printed)
+		fputc('\n', stderr);
+	/* Stop new records, then take everything still in flight. */
+	if (offcpu)
+		bpf_offcpu_stop(offcpu);
+	bpf_sampler_stop(sampler);
+	while (bpf_sampler_poll(sampler, 0) > 0)
+		;
+	bpf_sampler_counters(sampler, counters);
+	if (recorder_finish(rec, counters, end_mono) == 0) {
+		struct recorder_totals totals;
+
+		recorder_get_totals(rec, &totals);
+		print_summary(dir, counters, &totals, (double)(end_mono - start_mono) / 1e9,
+			      with_off_cpu);
+		exit_code = 0;
+		if (opts.command && child.exited && child.exit_status)
+			exit_code = child.exit_status;
+	}
+out:
+	if (opts.command && !child.exited)
+		child_command_abort(&child);
+	bpf_offcpu_close(offcpu);
+	bpf_sampler_close(sampler);
+	recorder_free(rec);
+	return exit_code;
 }

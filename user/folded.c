@@ -64,7 +64,7 @@ int folded_frame_text(char *buf, size_t len, size_t cap, const struct frame *fra
 	return n;
 }
 
-int folded_profile_add(struct folded_profile *p, const char *root,
+int folded_profile_add(struct folded_profile *p, const char *root, const char *thread,
 		       const struct frame *frames, size_t n, uint64_t count)
 {
 	int len = 0, inserted;
@@ -73,6 +73,13 @@ int folded_profile_add(struct folded_profile *p, const char *root,
 	p->line[0] = '\0';
 	if (root)
 		len = append_text(p->line, 0, FOLDED_LINE_MAX, root, 1);
+	if (thread && len >= 0) {
+		if (len > 0)
+			len = append_text(p->line, (size_t)len, FOLDED_LINE_MAX, ";", 0);
+		if (len >= 0)
+			len = append_text(p->line, (size_t)len, FOLDED_LINE_MAX,
+					  *thread ? thread : "[unnamed thread]", 1);
+	}
 	for (size_t i = n; i-- > 0 && len >= 0;) {
 		if (len > 0)
 			len = append_text(p->line, (size_t)len, FOLDED_LINE_MAX, ";", 0);

@@ -15,10 +15,11 @@ struct folded_profile;
 struct folded_profile *folded_profile_new(void);
 void folded_profile_free(struct folded_profile *profile);
 
-/* Adds `count` to the stack root -> frames[n-1] ... frames[0] (frames are
- * leaf first, as unwound). `root` (e.g. "java-1234") is the outermost frame;
- * NULL for none. Returns 0 or -ENOMEM. */
-int folded_profile_add(struct folded_profile *profile, const char *root,
+/* Adds `count` to the stack root -> thread -> frames[n-1] ... frames[0]
+ * (frames are leaf first, as unwound). `root` (e.g. "java-1234") and
+ * `thread` (a thread name) are the outermost frames; NULL for none.
+ * Returns 0 or -ENOMEM. */
+int folded_profile_add(struct folded_profile *profile, const char *root, const char *thread,
 		       const struct frame *frames, size_t n, uint64_t count);
 
 uint64_t folded_profile_total(const struct folded_profile *profile);

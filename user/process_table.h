@@ -16,7 +16,7 @@ struct binary_cache;
 struct proc_symbolizer;
 struct jvm_helper_log;
 struct perf_map;
-struct executor_attribution;
+struct stage_attribution;
 struct spark_executor;
 
 struct process {
@@ -27,9 +27,10 @@ struct process {
 	bool is_jvm;                /* libjvm.so is mapped */
 	struct jvm_helper_log *helper;      /* the helper's symbols and thread names */
 	struct perf_map *perf_map;  /* a plain /tmp/perf-PID.map, when no helper */
+	uint64_t last_helper_check_ns; /* when we last looked for the helper */
 	struct spark_executor *executor;    /* NULL unless a Spark executor */
 	bool executor_selected;     /* matches --executors and --app */
-	struct executor_attribution *attribution; /* stage state, executors only */
+	struct stage_attribution *attribution; /* stage state, selected executors only */
 	uint64_t cpu_samples;
 	uint64_t off_cpu_ns;
 	uint64_t unknown_user_frames;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "folded.h"
+#include "jfr_writer.h"
 #include "log.h"
 #include "path_util.h"
 #include "profile_outputs.h"
@@ -19,6 +20,9 @@ struct profile_output {
 	struct folded_profile *wall;    /* nanoseconds */
 	struct folded_profile *off_cpu; /* nanoseconds */
 	uint64_t cpu_period_ns;         /* what one on-CPU sample weighs in .wall */
+	struct jfr_writer *jfr;         /* opened at the first sample */
+	bool jfr_failed;                /* reported once; the folded files go on */
+	uint64_t wall_carry_ns;         /* time not yet written as a JFR wall sample */
 	struct output_stats stats;
 };
 
@@ -34,6 +38,8 @@ static void output_free(void *value)
 
 	if (!o)
 		return;
+	if (o->jfr)
+		jfr_writer_close(o->jfr); /* only on error paths: write() closes them */
 	folded_profile_free(o->cpu);
 	folded_profile_free(o->wall);
 	folded_profile_free(o->off_cpu);
@@ -117,24 +123,115 @@ struct profile_output *profile_outputs_get(struct profile_outputs *outs, const c
 	return *slot;
 }
 
-int profile_output_add(struct profile_output *o, const struct resolved_sample *s)
+static int open_jfr(const struct profile_outputs *outs, struct profile_output *o)
 {
+	const struct output_settings *st = &outs->settings;
+	struct jfr_label labels[OUTPUT_MAX_LABELS];
+	struct jfr_recording_info info = {
+		.start_monotonic_ns = st->start_monotonic_ns,
+		.start_realtime_ns = st->start_realtime_ns,
+		.cpu_interval_ns = st->cpu_period_ns,
+		.wall_interval_ns = st->wall || st->off_cpu ? st->wall_interval_ns : 0,
+		.labels = labels,
+		.nlabels = (size_t)o->nlabels,
+	};
+	struct jfr_writer_options jopts = { .gzip = st->compress };
+	char path[PATH_MAX];
+	int err;
+
+	for (int i = 0; i < o->nlabels; i++) {
+		labels[i].key = o->labels[i].key;
+		labels[i].value = o->labels[i].value;
+	}
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s.jfr%s", outs->dir, o->name,
+			     st->compress ? ".gz" : "") >= sizeof(path)) {
+		sp_err("output path for %s.jfr is too long", o->name);
+		return -ENAMETOOLONG;
+	}
+	err = make_parent_dirs(path);
+	if (err) {
+		sp_err("create the folder for %s: %s", path, strerror(-err));
+		return err;
+	}
+	o->jfr = jfr_writer_open(path, &info, &jopts);
+	return o->jfr ? 0 : -errno;
+}
+
+/* JFR wall samples have whole weights in units of the wall interval; the
+ * remainder is carried to the next sample of this output, so the total
+ * stays exact and each stack gets its share on average. */
+static uint64_t wall_weight(const struct profile_outputs *outs, struct profile_output *o,
+			    uint64_t ns)
+{
+	uint64_t interval = outs->settings.wall_interval_ns, weight;
+
+	o->wall_carry_ns += ns;
+	weight = o->wall_carry_ns / interval;
+	o->wall_carry_ns -= weight * interval;
+	return weight;
+}
+
+static void add_jfr(const struct profile_outputs *outs, struct profile_output *o,
+		    const struct resolved_sample *s)
+{
+	struct jfr_sample js = {
+		.timestamp_ns = s->timestamp_ns,
+		.os_tid = (uint32_t)s->tid,
+		.thread_name = s->thread_name,
+		.pid = (uint32_t)s->pid,
+		.kind = JFR_SAMPLE_CPU,
+		.thread_state = (int)s->thread_state,
+		.weight = 1,
+		.frames = s->frames,
+		.nframes = (int)s->nframes,
+	};
+	const struct output_settings *st = &outs->settings;
 	int err = 0;
 
+	if (o->jfr_failed)
+		return;
+	if (!o->jfr && open_jfr(outs, o)) {
+		o->jfr_failed = true;
+		return;
+	}
+	if (s->kind == SAMPLE_CPU)
+		err = jfr_writer_add_sample(o->jfr, &js);
+	if (!err && (s->kind == SAMPLE_OFF_CPU || st->wall)) {
+		js.kind = JFR_SAMPLE_WALL;
+		js.weight = wall_weight(outs, o, s->kind == SAMPLE_CPU ? o->cpu_period_ns
+								       : s->off_cpu_ns);
+		if (js.weight)
+			err = jfr_writer_add_sample(o->jfr, &js);
+	}
+	if (err && err != -EINVAL) {
+		sp_err("write %s/%s.jfr: %s; its folded profiles are still written", outs->dir,
+		       o->name, strerror(-err));
+		o->jfr_failed = true;
+	}
+}
+
+int profile_output_add(struct profile_outputs *outs, struct profile_output *o,
+		       const struct resolved_sample *s)
+{
+	const char *thread = outs->settings.per_thread ? s->thread_name : NULL;
+	int err = 0;
+
+	if (outs->settings.jfr)
+		add_jfr(outs, o, s);
 	if (s->kind == SAMPLE_CPU) {
 		o->stats.cpu_samples++;
-		err = folded_profile_add(o->cpu, s->root_label, s->frames, s->nframes, 1);
+		err = folded_profile_add(o->cpu, s->root_label, thread, s->frames, s->nframes, 1);
 		if (!err && o->wall)
-			err = folded_profile_add(o->wall, s->root_label, s->frames, s->nframes,
+			err = folded_profile_add(o->wall, s->root_label, thread, s->frames, s->nframes,
 						 o->cpu_period_ns);
 		return err;
 	}
 	o->stats.off_cpu_events++;
 	o->stats.off_cpu_ns += s->off_cpu_ns;
 	if (o->wall)
-		err = folded_profile_add(o->wall, s->root_label, s->frames, s->nframes, s->off_cpu_ns);
+		err = folded_profile_add(o->wall, s->root_label, thread, s->frames, s->nframes, s->off_cpu_ns);
 	if (!err && o->off_cpu)
-		err = folded_profile_add(o->off_cpu, s->root_label, s->frames, s->nframes,
+		err = folded_profile_add(o->off_cpu, s->root_label, thread, s->frames, s->nframes,
 					 s->off_cpu_ns);
 	return err;
 }
@@ -175,7 +272,7 @@ static int write_one(const char *name, void *value, void *ctx)
 	struct write_all_ctx *wc = ctx;
 	const struct output_settings *s = &wc->outs->settings;
 	struct profile_output *o = value;
-	int errs[3];
+	int errs[4];
 
 	(void)name;
 	if (!o)
@@ -183,7 +280,12 @@ static int write_one(const char *name, void *value, void *ctx)
 	errs[0] = write_profile(wc->outs, o, o->cpu, ".folded", 1);
 	errs[1] = write_profile(wc->outs, o, o->wall, ".wall.folded", s->wall_interval_ns);
 	errs[2] = write_profile(wc->outs, o, o->off_cpu, ".offcpu.folded", 1000000);
-	for (int i = 0; i < 3; i++)
+	errs[3] = 0;
+	if (o->jfr) {
+		errs[3] = jfr_writer_close(o->jfr);
+		o->jfr = NULL;
+	}
+	for (int i = 0; i < 4; i++)
 		if (errs[i] && !wc->first_error)
 			wc->first_error = errs[i];
 	return 0;

@@ -5,7 +5,10 @@
  * DIR/NAME.folded (on-CPU samples), DIR/NAME.wall.folded (on-CPU and off-CPU
  * time in units of the wall interval, with --wall), DIR/NAME.offcpu.folded
  * (off-CPU time in milliseconds, with --off-cpu) and DIR/NAME.jfr (all of
- * them, unless JFR is off). A sample usually goes to several outputs (the
+ * them, unless JFR is off; NAME.jfr.gz when compressed). In JFR, on-CPU
+ * samples are jdk.ExecutionSample events, and off-CPU time (and with --wall
+ * on-CPU time too) wall-clock samples weighted in units of the wall
+ * interval. A sample usually goes to several outputs (the
  * node, its executor, its stage).
  */
 #ifndef SPARKPROF_PROFILE_OUTPUTS_H
@@ -27,6 +30,7 @@ struct output_settings {
 	bool off_cpu;              /* write .offcpu.folded */
 	bool jfr;
 	bool compress;
+	bool per_thread;           /* a frame for the thread under the process */
 };
 
 /* Key/value pairs that say what an output is (in its JFR label). */
@@ -53,7 +57,8 @@ void profile_outputs_free(struct profile_outputs *outs);
 struct profile_output *profile_outputs_get(struct profile_outputs *outs, const char *name,
 					   const struct output_label *labels, int nlabels);
 
-int profile_output_add(struct profile_output *out, const struct resolved_sample *sample);
+int profile_output_add(struct profile_outputs *outs, struct profile_output *out,
+		       const struct resolved_sample *sample);
 const struct output_stats *profile_output_stats(const struct profile_output *out);
 
 /* Writes every output's files (creating folders as needed) and closes the

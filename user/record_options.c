@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "executor_spec.h"
 #include "log.h"
 #include "record_options.h"
 
@@ -22,6 +23,7 @@ static const struct option long_options[] = {
 	{ "duration", required_argument, NULL, 'd' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "verbose", no_argument, NULL, 'v' },
+	{ "threads-in-stacks", no_argument, NULL, 't' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "wall", optional_argument, NULL, OPT_WALL },
 	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
@@ -50,6 +52,8 @@ void record_options_usage(FILE *out)
 	      "  -d, --duration SECS    stop after SECS (else at Ctrl-C/SIGTERM, or when\n"
 	      "                         the command after -- exits)\n"
 	      "  -o, --output DIR       output folder (default sparkprof-YYYYmmdd-HHMMSS)\n"
+	      "  -t, --threads-in-stacks  a frame for the thread (full Java name where\n"
+	      "                         known) under the process in folded stacks\n"
 	      "      --wall[=INTERVAL]  also a wall-clock profile: on-CPU and off-CPU time in\n"
 	      "                         units of INTERVAL (default 10ms), *.wall.folded\n"
 	      "      --off-cpu          also an off-CPU profile (*.offcpu.folded, in ms)\n"
@@ -159,7 +163,7 @@ int record_options_parse(struct record_options *opts, int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at the first non-option so "-- cmd -x" keeps its options. */
-	while ((c = getopt_long(argc, argv, "+ap:F:d:o:vh", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+ap:F:d:o:tvh", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			break;
@@ -191,6 +195,9 @@ int record_options_parse(struct record_options *opts, int argc, char **argv)
 				return -1;
 			}
 			opts->output_dir = optarg;
+			break;
+		case 't':
+			opts->per_thread = true;
 			break;
 		case 'v':
 			opts->verbose++;
@@ -229,9 +236,18 @@ int record_options_parse(struct record_options *opts, int argc, char **argv)
 				return -1;
 			}
 			break;
-		case OPT_EXECUTORS:
+		case OPT_EXECUTORS: {
+			struct executor_spec *spec;
+			char err[256];
+
+			if (executor_spec_parse(optarg, strlen(optarg), &spec, err, sizeof(err))) {
+				sp_err("--executors: %s", err);
+				return -1;
+			}
+			executor_spec_free(spec);
 			opts->executors = optarg;
 			break;
+		}
 		case OPT_APP:
 			opts->app_id = optarg;
 			break;

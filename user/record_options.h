@@ -25,6 +25,7 @@ struct record_options {
 	char **command;                 /* after "--"; NULL if none */
 	bool jfr;                       /* write .jfr beside .folded (default on) */
 	bool compress;                  /* gzip the .jfr files */
+	bool per_thread;                /* -t: a frame per thread in folded output */
 	bool wall;                      /* --wall: on-CPU + off-CPU profile */
 	bool off_cpu;                   /* --off-cpu: off-CPU alone */
 	uint64_t wall_interval_ns;      /* --wall=INTERVAL, default 10 ms */

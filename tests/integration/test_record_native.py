@@ -1,0 +1,165 @@
+"""`sparkprof record` on native workloads: names, ratios, kernel frames,
+process selection, command mode, exits mid-recording, errors."""
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from testlib import (SPARKPROF, read_folded, read_summary, record, samples_with,
+                     start_prog, wait_gone, process_root)
+
+
+@pytest.fixture(scope="module")
+def node_recording(tmp_path_factory):
+    """One whole-node recording shared by several checks: hot_functions runs
+    throughout, and a short-lived copy exits in the middle."""
+    out = tmp_path_factory.mktemp("node")
+    long_proc, long_pid = start_prog("hot_functions", 10)
+    rec = subprocess.Popen([SPARKPROF, "record", "-o", str(out), "-a", "-F", "999", "-d", "7"],
+                           stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(2)
+        # Starts and exits while the recording runs.
+        short_proc, short_pid = start_prog("hot_functions", 2.5)
+        wait_gone(short_proc)
+        _, stderr = rec.communicate(timeout=120)
+    finally:
+        wait_gone(long_proc)
+    assert rec.returncode == 0, stderr
+    stacks = read_folded(out / "all.folded")
+    return {"out": out, "stacks": stacks, "long": long_pid, "short": short_pid,
+            "stderr": stderr}
+
+
+def test_hot_functions_are_named_in_their_ratio(node_recording):
+    stacks = node_recording["stacks"]
+    root = process_root(stacks, node_recording["long"])
+    assert root == f"hot_functions-{node_recording['long']}", root
+    heavy = samples_with(stacks, "burn_heavy", "spin", root=root)
+    light = samples_with(stacks, "burn_light", "spin", root=root)
+    assert heavy > 600 and light > 200, (heavy, light)
+    # burn_heavy does three times the work of burn_light.
+    assert 2.4 <= heavy / light <= 3.6, (heavy, light)
+    assert samples_with(stacks, "main", "burn_heavy", root=root) == heavy
+
+
+def test_syscall_time_has_kernel_frames_under_it(node_recording):
+    stacks = node_recording["stacks"]
+    root = f"hot_functions-{node_recording['long']}"
+    reader = {s: c for s, c in stacks.items()
+              if s.startswith(root + ";") and "syscall_reader" in s.split(";")}
+    total = sum(reader.values())
+    assert total > 100, total
+    in_kernel = 0
+    for stack, count in reader.items():
+        frames = stack.split(";")
+        below = frames[frames.index("syscall_reader") + 1:]
+        if any(f.endswith("_[k]") for f in below) and "vfs_read_[k]" in below:
+            in_kernel += count
+    # Reading /dev/zero spends nearly all its time in the kernel.
+    assert in_kernel / total > 0.8, (in_kernel, total)
+    # No kernel frame above a user frame: kernel frames are the leaf end.
+    for stack in reader:
+        frames = stack.split(";")
+        kernel = [i for i, f in enumerate(frames) if f.endswith("_[k]")]
+        if kernel:
+            assert all(f.endswith("_[k]") for f in frames[kernel[0]:]), stack
+
+
+def test_process_that_exits_mid_recording_is_named(node_recording):
+    stacks = node_recording["stacks"]
+    root = f"hot_functions-{node_recording['short']}"
+    assert samples_with(stacks, "burn_heavy", root=root) > 50
+    assert samples_with(stacks, "[unknown]", root=root) <= 0.02 * sum(
+        c for s, c in stacks.items() if s.startswith(root + ";"))
+
+
+def test_summary_describes_the_recording(node_recording):
+    summary = read_summary(node_recording["out"])
+    assert summary["frequency_hz"] == 999
+    assert 6.5 <= summary["duration_s"] <= 9
+    assert summary["samples"] >= sum(node_recording["stacks"].values())
+    for cause in ("ring_buffer_full", "undecodable_records"):
+        assert cause in summary["lost"]
+    assert "start_time" in summary and summary["start_time"].endswith("Z")
+    by_pid = {p["pid"]: p for p in summary["processes"]}
+    assert by_pid[node_recording["long"]]["samples"] > 500
+    assert by_pid[node_recording["long"]]["comm"] == "hot_functions"
+
+
+def test_pid_filter_leaves_other_processes_out(tmp_path):
+    wanted, wanted_pid = start_prog("hot_functions", 5)
+    other, other_pid = start_prog("hot_functions", 5)
+    try:
+        record(tmp_path, "-p", wanted_pid, "-F", 999, "-d", 3)
+    finally:
+        wait_gone(wanted)
+        wait_gone(other)
+    stacks = read_folded(tmp_path / "all.folded")
+    roots = {s.split(";", 1)[0] for s in stacks}
+    assert roots == {f"hot_functions-{wanted_pid}"}, roots
+    assert samples_with(stacks, "burn_heavy") > 100
+
+
+def test_command_mode_profiles_the_command_until_it_exits(tmp_path):
+    started = time.monotonic()
+    proc = record(tmp_path, "-F", 999, "--", os.path.join("build", "progs", "hot_functions"), 2)
+    assert time.monotonic() - started < 15
+    stacks = read_folded(tmp_path / "all.folded")
+    roots = {s.split(";", 1)[0] for s in stacks}
+    assert len(roots) == 1 and roots.pop().startswith("hot_functions-"), stacks.keys()
+    assert samples_with(stacks, "burn_heavy") > 50
+    assert "wrote" in proc.stderr
+
+
+def test_sigint_still_writes_what_was_recorded(tmp_path):
+    prog, pid = start_prog("hot_functions", 8)
+    rec = subprocess.Popen([SPARKPROF, "record", "-o", str(tmp_path), "-F", "999", "-p", str(pid)],
+                           stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(3)
+        rec.send_signal(signal.SIGINT)
+        _, err = rec.communicate(timeout=60)
+    finally:
+        wait_gone(prog)
+    assert rec.returncode == 0, err
+    assert samples_with(read_folded(tmp_path / "all.folded"), "burn_heavy") > 50
+    assert read_summary(tmp_path)["samples"] > 0
+
+
+def run_bad(*args, user=None):
+    cmd = [SPARKPROF, "record", *map(str, args)]
+    if user:
+        cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups",
+               "--inh-caps=-all", *cmd]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    lines = [l for l in proc.stderr.splitlines() if l.strip()]
+    return proc.returncode, lines
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["-p", "999999999"], "-p"),
+    (["-p", "4194000"], "no process with pid 4194000"),
+    (["-F", "0"], "-F"),
+    (["-F", "abc"], "-F"),
+    (["-d", "-3"], "-d"),
+    (["--bogus"], "--bogus"),
+    (["--wall=xyz"], "--wall"),
+    (["--threads", "some"], "--threads"),
+    (["--executors", "1-"], "--executors"),
+    (["-o", "/proc/sparkprof-cannot-be-here", "-d", "1"], "/proc/sparkprof-cannot-be-here"),
+])
+def test_bad_input_gets_one_clear_line(args, needle):
+    code, lines = run_bad(*args)
+    assert code != 0
+    assert len(lines) == 1 and lines[0].startswith("sparkprof: error: "), lines
+    assert needle in lines[0], lines
+
+
+def test_not_root_is_refused_clearly(tmp_path):
+    os.chmod(tmp_path, 0o777)
+    code, lines = run_bad("-o", tmp_path / "out", "-d", "1", user=65534)
+    assert code != 0
+    assert len(lines) == 1 and "needs root" in lines[0], lines
