@@ -50,6 +50,38 @@ uint64_t agent_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* CPU time of the calling thread: wall time would count the time the
+ * thread waited for a CPU. */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t agent_cost_start(void)
+{
+	return the_agent.opt.stats ? thread_cpu_ns() : 0;
+}
+
+void agent_cost(enum agent_cost what, uint64_t since_ns)
+{
+	if (!the_agent.opt.stats)
+		return;
+	__atomic_add_fetch(&the_agent.cost_ns[what], thread_cpu_ns() - since_ns, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&the_agent.cost_count[what], 1, __ATOMIC_RELAXED);
+}
+
+static void print_costs(void)
+{
+	static const char *what[COST_MAX] = { "code load/stub events", "unload events",
+					      "thread start/end/rename", "worker rounds" };
+	for (int i = 0; i < COST_MAX; i++)
+		agent_say("stats: %s: %llu, %.3f ms CPU in total, %.1f us each", what[i],
+			  (unsigned long long)the_agent.cost_count[i], the_agent.cost_ns[i] / 1e6,
+			  the_agent.cost_count[i] ? the_agent.cost_ns[i] / 1e3 / the_agent.cost_count[i] : 0.0);
+}
+
 /* "pkg/Cls.method" as async-profiler names it; NULL when the JVM cannot
  * tell (e.g. the class is being unloaded).  Caller frees. */
 static char *method_name(jvmtiEnv *jvmti, jmethodID method)
@@ -225,11 +257,13 @@ static void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, j
 	(void)map;
 	if (code_size <= 0 || !code_addr)
 		return;
+	uint64_t t0 = agent_cost_start();
 	char *name = method_name(jvmti, method);
 	if (!name)
 		return;
 	publish_code('L', (uintptr_t)code_addr, (uint64_t)code_size, method, name, jvmti,
 		     compile_info);
+	agent_cost(COST_CODE, t0);
 }
 
 static void JNICALL on_compiled_method_unload(jvmtiEnv *jvmti, jmethodID method,
@@ -238,6 +272,7 @@ static void JNICALL on_compiled_method_unload(jvmtiEnv *jvmti, jmethodID method,
 	(void)jvmti;
 	struct agent *a = &the_agent;
 	char line[96];
+	uint64_t t0 = agent_cost_start();
 	pthread_mutex_lock(&a->pub.lock);
 	uint64_t id = code_table_remove(&a->code, (uintptr_t)code_addr, method);
 	if (id) {
@@ -245,6 +280,7 @@ static void JNICALL on_compiled_method_unload(jvmtiEnv *jvmti, jmethodID method,
 		publisher_write(&a->pub, line, n);
 	}
 	pthread_mutex_unlock(&a->pub.lock);
+	agent_cost(COST_UNLOAD, t0);
 }
 
 static void JNICALL on_dynamic_code(jvmtiEnv *jvmti, const char *name, const void *address,
@@ -253,25 +289,31 @@ static void JNICALL on_dynamic_code(jvmtiEnv *jvmti, const char *name, const voi
 	(void)jvmti;
 	if (length <= 0 || !address)
 		return;
+	uint64_t t0 = agent_cost_start();
 	char *esc = malloc(MAX_NAME);
 	if (!esc)
 		return;
 	escape_name(esc, MAX_NAME, name ? name : "[stub]");
 	publish_code('D', (uintptr_t)address, (uint64_t)length, NULL, esc, NULL, NULL);
+	agent_cost(COST_CODE, t0);
 }
 
 static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
 	(void)jvmti;
+	uint64_t t0 = agent_cost_start();
 	if (the_agent.opt.names)
 		thread_names_on_start(&the_agent, jni, thread);
+	agent_cost(COST_THREADS, t0);
 }
 
 static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
 	(void)jvmti;
+	uint64_t t0 = agent_cost_start();
 	if (the_agent.opt.names)
 		thread_names_on_end(&the_agent, jni, thread);
+	agent_cost(COST_THREADS, t0);
 }
 
 static void JNICALL on_native_bind(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method,
@@ -319,11 +361,13 @@ static void JNICALL worker(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 		pthread_mutex_unlock(&a->wake_lock);
 		if (a->vm_dead)
 			break;
+		uint64_t t0 = agent_cost_start();
 		if (a->opt.map)
 			perf_map_write(a, &map_generation);
 		write_replay_mark(NULL);
 		if (a->opt.names)
 			thread_names_poll(a, jni, a->opt.idle);
+		agent_cost(COST_WORKER, t0);
 	}
 }
 
@@ -375,6 +419,8 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 		uint64_t force = UINT64_MAX;
 		perf_map_write(a, &force);
 	}
+	if (a->opt.stats)
+		print_costs();
 }
 
 static int setup(JavaVM *vm, const char *options, int attached)

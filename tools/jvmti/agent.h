@@ -18,6 +18,9 @@
 #include "publish.h"
 #include "thread_names.h"
 
+/* Time spent in the helper's own code, for stats=1. */
+enum agent_cost { COST_CODE, COST_UNLOAD, COST_THREADS, COST_WORKER, COST_MAX };
+
 struct agent {
 	jvmtiEnv *jvmti;
 	JavaVM *vm;
@@ -29,7 +32,13 @@ struct agent {
 	volatile int vm_dead;
 	pthread_mutex_t wake_lock; /* the worker sleeps on wake */
 	pthread_cond_t wake;
+	uint64_t cost_ns[COST_MAX];     /* updated atomically */
+	uint64_t cost_count[COST_MAX];
 };
+
+/* With stats=1: t0 = agent_cost_start(); ...; agent_cost(COST_X, t0). */
+uint64_t agent_cost_start(void);
+void agent_cost(enum agent_cost what, uint64_t since_ns);
 
 struct agent *agent_get(void);
 

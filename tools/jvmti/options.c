@@ -16,6 +16,7 @@ static const struct {
 	{ "interval", offsetof(struct agent_options, interval_ms), 50, 60000 },
 	{ "idle", offsetof(struct agent_options, idle), 0, 1 },
 	{ "names", offsetof(struct agent_options, names), 0, 1 },
+	{ "stats", offsetof(struct agent_options, stats), 0, 1 },
 };
 
 int agent_options_parse(const char *opts, struct agent_options *out, char *err, size_t errlen)
@@ -45,7 +46,7 @@ int agent_options_parse(const char *opts, struct agent_options *out, char *err, 
 		if (k == sizeof(keys) / sizeof(keys[0])) {
 			snprintf(err, errlen,
 				 "unknown option '%s' in '%s' (known: map=0|1, inline=0|1, "
-				 "interval=MS, idle=0|1, names=0|1)", item, opts);
+				 "interval=MS, idle=0|1, names=0|1, stats=0|1)", item, opts);
 			return -1;
 		}
 		char *tail;

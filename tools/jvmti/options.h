@@ -6,6 +6,8 @@
  *                  names, 50..60000 (default 1000)
  *   idle=0|1       publish idle/busy marks of Spark task threads (default 1)
  *   names=0|1      publish thread names (default 1)
+ *   stats=0|1      at VM death, print on stderr how long the helper's
+ *                  callbacks took (default 0)
  */
 #ifndef SPARKPROF_AGENT_OPTIONS_H
 #define SPARKPROF_AGENT_OPTIONS_H
@@ -18,6 +20,7 @@ struct agent_options {
 	int interval_ms;
 	int idle;
 	int names;
+	int stats;
 };
 
 /* Parses opts (may be NULL).  On error returns -1 and writes one line

@@ -95,11 +95,13 @@ static void JNICALL set_native_name(JNIEnv *jni, jobject thread, jstring name)
 {
 	struct agent *a = agent_get();
 	if (!a->vm_dead && name) {
+		uint64_t t0 = agent_cost_start();
 		const char *utf = (*jni)->GetStringUTFChars(jni, name, NULL);
 		if (utf) {
 			publish_name(a, tid_of(a, jni, thread, NULL), utf);
 			(*jni)->ReleaseStringUTFChars(jni, name, utf);
 		}
+		agent_cost(COST_THREADS, t0);
 	}
 	if (a->names.original)
 		a->names.original(jni, thread, name);
