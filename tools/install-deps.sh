@@ -50,3 +50,11 @@ if [ ! -s "$jfrconv_jar" ]; then
 		"$jfrconv_jar.tmp"
 	mv "$jfrconv_jar.tmp" "$jfrconv_jar"
 fi
+
+# pyspark (tests/integration/spark_cluster.py: a real local-cluster Spark
+# application on JDK 17).  Pinned; reinstalled only when another version is there.
+pyspark_version=3.5.3
+if [ "$(python3 -c 'import pyspark; print(pyspark.__version__)' 2>/dev/null)" != "$pyspark_version" ]; then
+	echo "install-deps: installing pyspark $pyspark_version"
+	python3 -m pip install -q "pyspark==$pyspark_version"
+fi
