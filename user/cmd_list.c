@@ -1,11 +1,221 @@
-/* cmd_list.c - 'sparkprof list'. Placeholder until the command lands. */
+/* cmd_list.c - 'sparkprof list': the JVMs on this node. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "commands.h"
+#include "json_writer.h"
+#include "jvm_process.h"
 #include "log.h"
+
+/* MAIN is cut to this width; class names keep their end (the class). */
+#define MAIN_WIDTH 60
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: sparkprof list [--json]\n"
+		"\n"
+		"Lists the JVMs on this node (also in containers): pid, user, JDK version,\n"
+		"whether the sparkprof helper is loaded, whether the JVM runs with\n"
+		"-XX:+PreserveFramePointer (without it Java stacks break), and its main\n"
+		"class or jar.\n"
+		"\n"
+		"  --json      one JSON array of objects, for scripts\n"
+		"  -h, --help  this text\n");
+}
+
+static const char *main_kind_name(enum jvm_main_kind kind)
+{
+	switch (kind) {
+	case JVM_MAIN_CLASS: return "class";
+	case JVM_MAIN_JAR: return "jar";
+	case JVM_MAIN_MODULE: return "module";
+	case JVM_MAIN_SOURCE: return "source";
+	case JVM_MAIN_ARGFILE: return "argfile";
+	case JVM_MAIN_OTHER: return "launcher";
+	case JVM_MAIN_NONE: break;
+	}
+	return "none";
+}
+
+/* The main class as shown: "-jar x.jar", "-m mod/cls", "@args", or the
+ * class; "-" when there is none. */
+static void main_text(const struct jvm_info *j, char *out, size_t len)
+{
+	const struct jvm_cmdline *c = &j->cmdline;
+	const char *ellipsis = c->main_truncated ? "..." : "";
+
+	switch (c->main_kind) {
+	case JVM_MAIN_JAR:
+		snprintf(out, len, "-jar %s%s", c->main, ellipsis);
+		break;
+	case JVM_MAIN_MODULE:
+		snprintf(out, len, "-m %s%s", c->main, ellipsis);
+		break;
+	case JVM_MAIN_NONE:
+		snprintf(out, len, "-");
+		break;
+	default:
+		snprintf(out, len, "%s%s", c->main, ellipsis);
+		break;
+	}
+}
+
+/* Cuts s to width keeping its end, where a class name says the most. */
+static void cut_left(char *s, size_t width)
+{
+	size_t len = strlen(s);
+
+	if (len <= width)
+		return;
+	memmove(s + 3, s + len - (width - 3), width - 3 + 1);
+	memcpy(s, "...", 3);
+}
+
+static const char *fp_text(const struct jvm_flags *f)
+{
+	if (f->preserve_frame_pointer == JVM_FLAG_ON)
+		return "yes";
+	return f->incomplete ? "no?" : "no";
+}
+
+static void print_table(const struct jvm_info *jvms, size_t n)
+{
+	printf("%-8s %-12s %-8s %-6s %-3s %s\n", "PID", "USER", "JDK", "HELPER", "FP", "MAIN");
+	for (size_t i = 0; i < n; i++) {
+		const struct jvm_info *j = &jvms[i];
+		char main[JVM_MAIN_MAX + 16], jdk[16];
+
+		main_text(j, main, sizeof(main));
+		cut_left(main, MAIN_WIDTH);
+		if (j->jdk_major)
+			snprintf(jdk, sizeof(jdk), "%d", j->jdk_major);
+		else
+			snprintf(jdk, sizeof(jdk), "?");
+		printf("%-8d %-12.12s %-8s %-6s %-3s %s\n", (int)j->pid, j->user, jdk,
+		       j->helper_loaded ? "loaded" : "-", fp_text(&j->flags), main);
+	}
+}
+
+static void json_flag(struct json_writer *w, const char *key, enum jvm_flag f)
+{
+	json_key(w, key);
+	if (f == JVM_FLAG_UNSET)
+		json_null(w);
+	else
+		json_bool(w, f == JVM_FLAG_ON);
+}
+
+static void print_json(const struct jvm_info *jvms, size_t n)
+{
+	struct json_writer w;
+
+	json_init(&w, stdout);
+	json_begin_array(&w);
+	for (size_t i = 0; i < n; i++) {
+		const struct jvm_info *j = &jvms[i];
+
+		json_begin_object(&w);
+		json_key(&w, "pid");
+		json_int(&w, j->pid);
+		json_key(&w, "ns_pid");
+		json_int(&w, j->ns_pid);
+		json_key(&w, "user");
+		json_string(&w, j->user);
+		json_key(&w, "uid");
+		json_uint(&w, j->uid);
+		json_key(&w, "jdk_major");
+		if (j->jdk_major)
+			json_int(&w, j->jdk_major);
+		else
+			json_null(&w);
+		json_key(&w, "jdk_version");
+		json_string(&w, j->jdk_version[0] ? j->jdk_version : NULL);
+		json_key(&w, "jdk_home");
+		json_string(&w, j->jdk_home[0] ? j->jdk_home : NULL);
+		json_key(&w, "helper_loaded");
+		json_bool(&w, j->helper_loaded);
+		json_key(&w, "preserve_frame_pointer");
+		json_bool(&w, j->flags.preserve_frame_pointer == JVM_FLAG_ON);
+		json_flag(&w, "disable_attach_mechanism", j->flags.disable_attach);
+		json_key(&w, "options_incomplete");
+		json_bool(&w, j->flags.incomplete);
+		json_key(&w, "main");
+		json_string(&w, j->cmdline.main_kind == JVM_MAIN_NONE ? NULL : j->cmdline.main);
+		json_key(&w, "main_kind");
+		json_string(&w, main_kind_name(j->cmdline.main_kind));
+		json_end_object(&w);
+	}
+	json_end_array(&w);
+	fputc('\n', stdout);
+}
+
+/* One line for all JVMs whose Java stacks a frame-pointer walk will cut. */
+static void warn_no_frame_pointer(const struct jvm_info *jvms, size_t n)
+{
+	char pids[512];
+	size_t len = 0, count = 0;
+
+	pids[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		if (jvms[i].flags.preserve_frame_pointer == JVM_FLAG_ON)
+			continue;
+		count++;
+		if (len < sizeof(pids) - 16)
+			len += (size_t)snprintf(pids + len, sizeof(pids) - len, "%s%d",
+						len ? " " : "", (int)jvms[i].pid);
+		else if (len < sizeof(pids) - 4)
+			len += (size_t)snprintf(pids + len, sizeof(pids) - len, " ...");
+	}
+	if (count)
+		sp_warn("%zu JVM%s without -XX:+PreserveFramePointer (pid %s): "
+			"their Java stacks will be cut short", count, count > 1 ? "s run" : " runs",
+			pids);
+}
 
 int cmd_list(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	sp_err("'list' is not available in this build yet");
-	return 1;
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct jvm_info *jvms;
+	size_t n;
+	bool json = false;
+	int opt, rc;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		sp_err("list: unexpected argument '%s' (try 'sparkprof list --help')", argv[optind]);
+		return 2;
+	}
+	rc = jvm_process_scan(&jvms, &n);
+	if (rc) {
+		sp_err("list: reading /proc: %s", strerror(-rc));
+		return 1;
+	}
+	if (json) {
+		print_json(jvms, n);
+	} else {
+		print_table(jvms, n);
+		warn_no_frame_pointer(jvms, n);
+	}
+	free(jvms);
+	return 0;
 }
