@@ -1,6 +1,7 @@
 /* demangle.c - see demangle.h. */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,19 +61,31 @@ void demangle_cut_arguments(char *name)
 
 char *demangle_symbol(const char *name)
 {
+	const char *at;
+	char *mangled, *out, *joined;
 	int status = 0;
-	char *out;
 
 	if (!demangle_is_mangled(name))
 		return NULL;
 	pthread_once(&demangler_once, find_demangler);
 	if (!cxa_demangle)
 		return NULL;
-	out = cxa_demangle(name, NULL, NULL, &status);
+	/* "_ZN...@plt": demangle the part before the suffix, keep the suffix. */
+	at = strchr(name, '@');
+	mangled = at ? strndup(name, (size_t)(at - name)) : strdup(name);
+	if (!mangled)
+		return NULL;
+	out = cxa_demangle(mangled, NULL, NULL, &status);
+	free(mangled);
 	if (status != 0 || !out) {
 		free(out);
 		return NULL;
 	}
 	demangle_cut_arguments(out);
-	return out;
+	if (!at)
+		return out;
+	if (asprintf(&joined, "%s%s", out, at) < 0)
+		joined = NULL;
+	free(out);
+	return joined;
 }

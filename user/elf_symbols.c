@@ -12,6 +12,8 @@
 /* Refuse absurd tables rather than allocating gigabytes for a bad file. */
 #define MAX_SYMBOLS (16u << 20)
 #define MAX_SEGMENTS 4096u
+/* Rank of synthesized "name@plt" symbols: any real symbol wins over them. */
+#define PLT_RANK 254
 
 struct elf_sym {
 	uint64_t addr;
@@ -181,9 +183,52 @@ static uint64_t section_end(Elf *elf, unsigned shndx)
 	return sh.sh_addr + sh.sh_size;
 }
 
+/* Growth state of the symbol and name arrays while loading. */
+struct sym_builder {
+	size_t cap, names_cap;
+};
+
+/* Appends symbol proto named name[0..len) + suffix.  0, 1 when the name
+ * space is full, or -ENOMEM. */
+static int add_symbol(struct elf_symbols *es, struct sym_builder *b, struct elf_sym proto,
+		      const char *name, size_t len, const char *suffix)
+{
+	size_t slen = strlen(suffix), need = len + slen + 1;
+
+	if (es->nsyms == b->cap) {
+		size_t ncap = b->cap ? b->cap * 2 : 256;
+		struct elf_sym *n = realloc(es->syms, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		es->syms = n;
+		b->cap = ncap;
+	}
+	if (es->names_len > UINT32_MAX - need)
+		return 1;
+	if (es->names_len + need > b->names_cap) {
+		size_t ncap = b->names_cap ? b->names_cap * 2 : 4096;
+		char *n;
+
+		while (ncap < es->names_len + need)
+			ncap *= 2;
+		n = realloc(es->names, ncap);
+		if (!n)
+			return -ENOMEM;
+		es->names = n;
+		b->names_cap = ncap;
+	}
+	proto.name = (uint32_t)es->names_len;
+	es->syms[es->nsyms++] = proto;
+	memcpy(es->names + es->names_len, name, len);
+	memcpy(es->names + es->names_len + len, suffix, slen);
+	es->names_len += len + slen;
+	es->names[es->names_len++] = '\0';
+	return 0;
+}
+
 /* Appends the function symbols of one symbol section.  Returns how many. */
 static long read_symbol_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
-				struct elf_symbols *es, size_t *cap, size_t *names_cap)
+				struct elf_symbols *es, struct sym_builder *b)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t count, added = 0;
@@ -196,8 +241,8 @@ static long read_symbol_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 	for (size_t i = 0; i < count; i++) {
 		GElf_Sym s;
 		const char *name;
-		size_t len;
 		unsigned type;
+		int err;
 
 		if (!gelf_getsym(data, (int)i, &s))
 			break;
@@ -208,61 +253,147 @@ static long read_symbol_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 		name = elf_strptr(elf, sh->sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
-		len = strnlen(name, 4096);
-		if (es->nsyms == *cap) {
-			size_t ncap = *cap ? *cap * 2 : 256;
-			struct elf_sym *n = realloc(es->syms, ncap * sizeof(*n));
-			if (!n)
-				return -ENOMEM;
-			es->syms = n;
-			*cap = ncap;
-		}
-		if (es->names_len + len + 1 > *names_cap) {
-			size_t ncap = *names_cap ? *names_cap * 2 : 4096;
-			char *n;
-
-			while (ncap < es->names_len + len + 1)
-				ncap *= 2;
-			n = realloc(es->names, ncap);
-			if (!n)
-				return -ENOMEM;
-			es->names = n;
-			*names_cap = ncap;
-		}
-		if (es->names_len > UINT32_MAX - len - 1)
+		err = add_symbol(es, b, (struct elf_sym){
+				.addr = s.st_value, .size = s.st_size,
+				.limit = s.st_size ? 0 : section_end(elf, s.st_shndx),
+				.rank = symbol_rank(&s, name),
+			}, name, strnlen(name, 4096), "");
+		if (err < 0)
+			return err;
+		if (err > 0)
 			break;
-		es->syms[es->nsyms++] = (struct elf_sym){
-			.addr = s.st_value, .size = s.st_size,
-			.limit = s.st_size ? 0 : section_end(elf, s.st_shndx),
-			.name = (uint32_t)es->names_len, .rank = symbol_rank(&s, name),
-		};
-		memcpy(es->names + es->names_len, name, len);
-		es->names_len += len;
-		es->names[es->names_len++] = '\0';
 		added++;
 	}
 	return (long)added;
 }
 
-static int read_symbols(Elf *elf, struct elf_symbols *es)
+static Elf_Scn *find_section_named(Elf *elf, const char *want, GElf_Shdr *sh)
 {
-	size_t cap = 0, names_cap = 0, out = 0;
-	GElf_Shdr sh;
-	Elf_Scn *scn;
-	long n = 0;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
 
-	scn = find_symbol_section(elf, SHT_SYMTAB, &sh);
-	if (scn) {
-		n = read_symbol_section(elf, scn, &sh, es, &cap, &names_cap);
-		if (n < 0)
-			return (int)n;
-		es->has_symtab = n > 0;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh->sh_name);
+		if (name && strcmp(name, want) == 0)
+			return scn;
 	}
-	if (n == 0) {
-		scn = find_symbol_section(elf, SHT_DYNSYM, &sh);
-		if (scn && (n = read_symbol_section(elf, scn, &sh, es, &cap, &names_cap)) < 0)
-			return (int)n;
+	return NULL;
+}
+
+struct got_slot {
+	uint64_t got;        /* r_offset of a JUMP_SLOT relocation */
+	uint32_t sym;        /* its .dynsym index */
+};
+
+static int cmp_got_slot(const void *a, const void *b)
+{
+	const struct got_slot *x = a, *y = b;
+	return x->got < y->got ? -1 : x->got > y->got;
+}
+
+/* The GOT slot a 16-byte x86-64 PLT stub jumps through: "jmp *d(%rip)"
+ * (ff 25 d32), maybe after endbr64 (f3 0f 1e fa) and a bnd prefix (f2).
+ * 0 when the stub is not of that form. */
+static uint64_t plt_stub_target(const uint8_t *code, size_t len, uint64_t addr)
+{
+	size_t i = 0;
+	int32_t disp;
+
+	if (len >= 4 && code[0] == 0xf3 && code[1] == 0x0f && code[2] == 0x1e && code[3] == 0xfa)
+		i = 4;
+	if (i < len && code[i] == 0xf2)
+		i++;
+	if (i + 6 > len || code[i] != 0xff || code[i + 1] != 0x25)
+		return 0;
+	memcpy(&disp, code + i + 2, 4);
+	return addr + i + 6 + (uint64_t)(int64_t)disp;
+}
+
+/* x86-64 PLT stubs, named "function@plt" as perf does.  Each stub of .plt
+ * (after its 16-byte header) or of .plt.sec is decoded to find the GOT slot
+ * it jumps through; the JUMP_SLOT relocation of that slot names it.  Stubs
+ * that do not decode (or IRELATIVE slots) stay unnamed: no guessing. */
+static int read_plt_symbols(Elf *elf, struct elf_symbols *es, struct sym_builder *b)
+{
+	GElf_Shdr rela_sh, plt_sh, dynsym_sh;
+	Elf_Scn *rela, *plt, *dynsym;
+	Elf_Data *rela_data, *sym_data, *code;
+	struct got_slot *slots;
+	size_t n, nslots = 0, skip;
+	GElf_Ehdr eh;
+	int err = 0;
+
+	if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64)
+		return 0;
+	rela = find_section_named(elf, ".rela.plt", &rela_sh);
+	if (!rela || rela_sh.sh_type != SHT_RELA || rela_sh.sh_entsize == 0)
+		return 0;
+	n = rela_sh.sh_size / rela_sh.sh_entsize;
+	plt = find_section_named(elf, ".plt.sec", &plt_sh);
+	skip = 0;
+	if (!plt) {
+		plt = find_section_named(elf, ".plt", &plt_sh);
+		skip = 16;
 	}
+	if (!plt || plt_sh.sh_type != SHT_PROGBITS || n == 0 || n > MAX_SYMBOLS)
+		return 0;
+	dynsym = elf_getscn(elf, rela_sh.sh_link);
+	if (!dynsym || !gelf_getshdr(dynsym, &dynsym_sh) || dynsym_sh.sh_type != SHT_DYNSYM)
+		return 0;
+	rela_data = elf_getdata(rela, NULL);
+	sym_data = elf_getdata(dynsym, NULL);
+	code = elf_getdata(plt, NULL);
+	if (!rela_data || !sym_data || !code || !code->d_buf)
+		return 0;
+	slots = calloc(n, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Rela r;
+
+		if (!gelf_getrela(rela_data, (int)i, &r))
+			break;
+		if (GELF_R_TYPE(r.r_info) == R_X86_64_JUMP_SLOT && GELF_R_SYM(r.r_info) != 0)
+			slots[nslots++] = (struct got_slot){ r.r_offset, (uint32_t)GELF_R_SYM(r.r_info) };
+	}
+	qsort(slots, nslots, sizeof(*slots), cmp_got_slot);
+	for (size_t off = skip; nslots && off + 16 <= code->d_size; off += 16) {
+		uint64_t addr = plt_sh.sh_addr + off;
+		struct got_slot key = { plt_stub_target((const uint8_t *)code->d_buf + off, 16, addr), 0 };
+		struct got_slot *slot;
+		const char *name;
+		GElf_Sym s;
+
+		if (!key.got)
+			continue;
+		slot = bsearch(&key, slots, nslots, sizeof(*slots), cmp_got_slot);
+		if (!slot || !gelf_getsym(sym_data, (int)slot->sym, &s))
+			continue;
+		name = elf_strptr(elf, dynsym_sh.sh_link, s.st_name);
+		if (!name || !*name)
+			continue;
+		err = add_symbol(es, b, (struct elf_sym){ .addr = addr, .size = 16, .rank = PLT_RANK },
+				 name, strnlen(name, 4096), "@plt");
+		if (err)
+			break;
+	}
+	free(slots);
+	return err < 0 ? err : 0;
+}
+
+/* Sorts, keeps the best name per address, computes ends. */
+static int finish_table(struct elf_symbols *es)
+{
+	size_t out = 0;
+
+	free(es->shown);
+	es->shown = NULL;
 	if (es->nsyms == 0)
 		return 0;
 	qsort(es->syms, es->nsyms, sizeof(*es->syms), cmp_sym);
@@ -273,6 +404,31 @@ static int read_symbols(Elf *elf, struct elf_symbols *es)
 	compute_ends(es);
 	es->shown = calloc(out, sizeof(*es->shown));
 	return es->shown ? 0 : -ENOMEM;
+}
+
+static int read_symbols(Elf *elf, struct elf_symbols *es)
+{
+	struct sym_builder b = { 0, 0 };
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+	long n = 0;
+
+	scn = find_symbol_section(elf, SHT_SYMTAB, &sh);
+	if (scn) {
+		n = read_symbol_section(elf, scn, &sh, es, &b);
+		if (n < 0)
+			return (int)n;
+		es->has_symtab = n > 0;
+	}
+	if (n == 0) {
+		scn = find_symbol_section(elf, SHT_DYNSYM, &sh);
+		if (scn && (n = read_symbol_section(elf, scn, &sh, es, &b)) < 0)
+			return (int)n;
+	}
+	n = read_plt_symbols(elf, es, &b);
+	if (n < 0)
+		return (int)n;
+	return finish_table(es);
 }
 
 static struct elf_symbols *load_elf(Elf *elf, const char *what)
@@ -444,6 +600,16 @@ size_t elf_symbols_memory(const struct elf_symbols *es)
 
 void elf_symbols_take_symbols(struct elf_symbols *into, struct elf_symbols *from)
 {
+	struct sym_builder b = { from->nsyms, from->names_len };
+
+	/* The debug file has no PLT contents: keep the stubs found in into. */
+	for (size_t i = 0; i < into->nsyms; i++) {
+		const char *name = into->names + into->syms[i].name;
+
+		if (into->syms[i].rank == PLT_RANK &&
+		    add_symbol(from, &b, into->syms[i], name, strlen(name), "") < 0)
+			break;
+	}
 	for (size_t i = 0; into->shown && i < into->nsyms; i++)
 		if (into->shown[i] && into->shown[i] != into->names + into->syms[i].name)
 			free(into->shown[i]);
@@ -452,16 +618,16 @@ void elf_symbols_take_symbols(struct elf_symbols *into, struct elf_symbols *from
 	free(into->names);
 	into->syms = from->syms;
 	into->nsyms = from->nsyms;
-	into->shown = from->shown;
 	into->names = from->names;
 	into->names_len = from->names_len;
 	into->has_symtab = from->has_symtab;
+	into->shown = NULL;
 	from->syms = NULL;
-	from->shown = NULL;
 	from->names = NULL;
 	from->nsyms = 0;
 	elf_symbols_free(from);
-	compute_ends(into);
+	if (finish_table(into) < 0)
+		into->nsyms = 0; /* out of memory: no names rather than a crash */
 }
 
 void elf_symbols_free(struct elf_symbols *es)

@@ -67,6 +67,38 @@ static uint64_t section_address(const char *file, const char *name)
 	return found;
 }
 
+/* Every "<name@plt>" stub objdump shows gets that name. */
+static void check_plt_names(struct elf_symbols *es, const char *path, const char *what)
+{
+	char cmd[512], line[512], label[256];
+	unsigned long long addr;
+	int stubs = 0, named = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt %s", path);
+	p = popen(cmd, "r");
+	while (p && fgets(line, sizeof(line), p)) {
+		char *end;
+		const char *got;
+
+		if (sscanf(line, "%llx <%255[^>]>:", &addr, label) != 2)
+			continue;
+		end = strstr(label, "@plt");
+		if (!end || end[4] != '\0')
+			continue; /* the PLT header "<puts@plt-0x10>" */
+		stubs++;
+		got = elf_symbols_lookup(es, addr + 4, NULL);
+		if (got && strcmp(got, label) == 0)
+			named++;
+		else
+			printf("# %s: %s at 0x%llx named %s\n", what, label, addr, got ? got : "(none)");
+	}
+	if (p)
+		pclose(p);
+	CHECK(stubs > 3 && named == stubs, "%s: %d of %d PLT stubs named like objdump", what, named,
+	      stubs);
+}
+
 static struct elf_symbols *load_path(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -113,7 +145,9 @@ static void check_target(const char *path, const char *what)
 	v = section_address(path, ".plt");
 	CHECK(v != 0, "%s: readelf shows a .plt", what);
 	CHECK_STR(elf_symbols_lookup(es, nm_value(path, "_init"), NULL), "_init", "%s: _init", what);
-	CHECK(elf_symbols_lookup(es, v + 0x10, NULL) == NULL, "%s: a PLT stub is not named _init", what);
+	const char *stub = elf_symbols_lookup(es, v + 0x10, NULL);
+	CHECK(!stub || strcmp(stub, "_init") != 0, "%s: a PLT stub is not named _init", what);
+	check_plt_names(es, path, what);
 	CHECK(elf_symbols_build_id(es, &(const uint8_t *){ NULL }) == 20, "%s: 20-byte build-id", what);
 
 	/* The text segment's file offsets map back to the nm addresses. */
@@ -274,6 +308,9 @@ static void test_demangle(void)
 	CHECK_STR(e, "(anonymous namespace)::helper", "no parameter list: unchanged");
 	s = demangle_symbol("_ZN10JavaThread17thread_main_innerEv");
 	CHECK_STR(s, "JavaThread::thread_main_inner", "libjvm-style name demangled");
+	free(s);
+	s = demangle_symbol("_ZN10JavaThread17thread_main_innerEv@plt");
+	CHECK_STR(s, "JavaThread::thread_main_inner@plt", "PLT suffix kept after demangling");
 	free(s);
 	CHECK(demangle_symbol("main") == NULL, "C name: not demangled");
 	CHECK(demangle_symbol("_Z!!bogus") == NULL, "invalid mangled name: NULL");

@@ -186,6 +186,35 @@ static __attribute__((noinline)) int local_marker_function(int x)
 	return x * 7 + 1;
 }
 
+/* A named PLT stub of libc, as objdump shows it (libc may come with a
+ * separate debug file, whose PLT is empty: the stubs must survive). */
+static void check_libc_plt(struct proc_symbolizer *ps, void *libc_function)
+{
+	char cmd[600], line[512], label[256], want[256] = "";
+	unsigned long long addr, want_addr = 0;
+	Dl_info info;
+	FILE *p;
+
+	if (!libc_function || !dladdr(libc_function, &info)) {
+		CHECK(0, "dladdr on a libc function");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt %s", info.dli_fname);
+	p = popen(cmd, "r");
+	while (p && fgets(line, sizeof(line), p))
+		if (!want[0] && sscanf(line, "%llx <%255[^>]>:", &addr, label) == 2 &&
+		    label[0] != '*' && strlen(label) > 4 && !strcmp(label + strlen(label) - 4, "@plt")) {
+			strcpy(want, label);
+			want_addr = addr;
+		}
+	if (p)
+		pclose(p);
+	CHECK(want[0] != '\0', "objdump shows a named PLT stub in %s", info.dli_fname);
+	if (want[0])
+		CHECK_STR(resolve_name(ps, (uint64_t)(uintptr_t)info.dli_fbase + want_addr + 2, NULL),
+			  want, "libc PLT stub named");
+}
+
 static void test_self(struct binary_cache *bc)
 {
 	struct proc_symbolizer *ps = proc_symbolizer_new(bc, getpid());
@@ -205,6 +234,7 @@ static void test_self(struct binary_cache *bc)
 		  "local_marker_function", "a static function of this test");
 	CHECK_STR(resolve_name(ps, (uint64_t)(uintptr_t)qs + 1, &type), "qsort", "qsort in libc");
 	CHECK(type == FRAME_NATIVE, "libc frame is FRAME_NATIVE");
+	check_libc_plt(ps, qs);
 	name = gettime ? resolve_name(ps, (uint64_t)(uintptr_t)gettime, NULL) : NULL;
 	CHECK(name && strstr(name, "clock_gettime"), "our vDSO's clock_gettime (%s)", name ? name : "null");
 
