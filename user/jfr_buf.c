@@ -133,7 +133,7 @@ size_t jfr_varint_decode(const uint8_t *p, size_t len, uint64_t *v)
 	return 0;
 }
 
-void jfr_buf_varint(struct jfr_buf *b, uint64_t v)
+void jfr_buf_varint_slow(struct jfr_buf *b, uint64_t v)
 {
 	if (!jfr_buf_reserve(b, JFR_VARINT_MAX))
 		return;

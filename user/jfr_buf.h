@@ -44,8 +44,23 @@ void jfr_buf_put(struct jfr_buf *b, const void *p, size_t n);
 void jfr_buf_u8(struct jfr_buf *b, uint8_t v);
 void jfr_buf_be16(struct jfr_buf *b, uint16_t v);
 void jfr_buf_be64(struct jfr_buf *b, uint64_t v);
-/* long fields, sizes, keys, counts. */
-void jfr_buf_varint(struct jfr_buf *b, uint64_t v);
+/* Encodes v into out (>= JFR_VARINT_MAX bytes); returns the length. */
+size_t jfr_varint_encode(uint8_t *out, uint64_t v);
+void jfr_buf_varint_slow(struct jfr_buf *b, uint64_t v);
+/* long fields, sizes, keys, counts.  Inline: the sample path writes a few
+ * hundred varints per stack. */
+static inline void jfr_buf_varint(struct jfr_buf *b, uint64_t v)
+{
+	if (b->cap - b->len >= JFR_VARINT_MAX && !b->failed) {
+		if (v < 0x80) {
+			b->data[b->len++] = (uint8_t)v;
+			return;
+		}
+		b->len += jfr_varint_encode(b->data + b->len, v);
+		return;
+	}
+	jfr_buf_varint_slow(b, v);
+}
 /* int/short/char fields: the 32-bit pattern, so -1 takes 5 bytes, not 9
  * (async-profiler's int reader does not implement the 9-byte form). */
 static inline void jfr_buf_varint32(struct jfr_buf *b, int32_t v)
@@ -64,8 +79,6 @@ static inline void jfr_buf_cstring(struct jfr_buf *b, const char *s)
 /* Overwrites 8 bytes at off with v, big-endian (header back-patching). */
 void jfr_buf_patch_be64(struct jfr_buf *b, size_t off, uint64_t v);
 
-/* Encodes v into out (>= JFR_VARINT_MAX bytes); returns the length. */
-size_t jfr_varint_encode(uint8_t *out, uint64_t v);
 /* Bytes jfr_varint_encode would write. */
 size_t jfr_varint_len(uint64_t v);
 /* The size field of an event whose other bytes number payload: the size

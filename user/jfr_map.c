@@ -7,9 +7,13 @@
 
 static size_t slot_of(uint64_t key, size_t mask)
 {
-	key ^= key >> 31;
-	key *= 0x9e3779b97f4a7c15ULL;
-	key ^= key >> 29;
+	/* Keys are pointers with a few low bits of tag: mix every bit into
+	 * the low ones (murmur3's finalizer). */
+	key ^= key >> 33;
+	key *= 0xff51afd7ed558ccdULL;
+	key ^= key >> 33;
+	key *= 0xc4ceb9fe1a85ec53ULL;
+	key ^= key >> 33;
 	return key & mask;
 }
 

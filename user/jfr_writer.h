@@ -57,7 +57,7 @@ struct jfr_writer_options {
 	size_t chunk_bytes;   /* target chunk size; 0 = JFR_DEFAULT_CHUNK_BYTES */
 };
 
-#define JFR_DEFAULT_CHUNK_BYTES (16u << 20)
+#define JFR_DEFAULT_CHUNK_BYTES (8u << 20)
 /* Deeper stacks keep their JFR_MAX_FRAMES leaf-most frames and are marked
  * truncated. */
 #define JFR_MAX_FRAMES 4096
