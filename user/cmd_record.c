@@ -25,6 +25,7 @@
 #include "log.h"
 #include "path_util.h"
 #include "record_options.h"
+#include "record_attach.h"
 #include "recorder.h"
 
 #define NSEC_PER_SEC 1000000000ULL
@@ -276,10 +277,8 @@ int cmd_record(int argc, char **argv)
 		if (!offcpu)
 			goto out;
 	}
-	if (opts.attach) {
-		sp_err("--attach is not available in this build yet");
-		goto out;
-	}
+	if (opts.attach)
+		record_attach_jvms(&opts);
 	if (bpf_sampler_start(sampler) || (offcpu && bpf_offcpu_start(offcpu)))
 		goto out;
 	start_mono = clock_ns(CLOCK_MONOTONIC);

@@ -1,0 +1,127 @@
+"""`sparkprof record` on real JVMs: Java frames named from the helper's live
+JIT symbols, full thread names (renames included), helper loaded at start or
+attached late, on JDK 17 and the newest JDK on the machine."""
+import os
+import re
+import subprocess
+import threading
+import time
+
+import pytest
+
+from testlib import ROOT, SPARKPROF, read_folded, record
+
+JAVA_SRC = os.path.join(ROOT, "tests", "java", "HotMethods.java")
+HOT = {0: "HotAlpha.spin", 1: "HotBeta.spin", 2: "HotGamma.spin"}
+
+
+@pytest.fixture(scope="module")
+def hot_classes(tmp_path_factory, jdks):
+    """HotMethods compiled once with the oldest JDK, so every JDK runs it."""
+    out = tmp_path_factory.mktemp("hotmethods")
+    javac = os.path.join(jdks[min(jdks)], "bin", "javac")
+    subprocess.run([javac, "-d", str(out), JAVA_SRC], check=True)
+    return str(out)
+
+
+class JavaWorkload:
+    """A running HotMethods; collects what it prints (pid, thread names)."""
+
+    def __init__(self, jdk_home, classes, seconds, workers, tasks_per_s, agent=None):
+        cmd = [os.path.join(jdk_home, "bin", "java"), "-XX:+PreserveFramePointer"]
+        if agent:
+            cmd.append(f"-agentpath:{agent}")
+        cmd += ["-cp", classes, "HotMethods", str(seconds), str(workers), str(tasks_per_s)]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     text=True)
+        self.names = set()
+        self.lines = []
+        first = self.proc.stdout.readline()
+        assert first.startswith("pid "), first
+        self.pid = int(first.split()[1])
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append(line)
+            m = re.match(r"name \d+ (.*)$", line.rstrip("\n"))
+            if m:
+                self.names.add(m.group(1))
+
+    def finish(self):
+        try:
+            self.proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.reader.join(timeout=10)
+
+
+def thread_samples(stacks, pid):
+    """{thread name: Counter of stacks below it} for process pid (-t output)."""
+    by_thread = {}
+    prefix = f"java-{pid};"
+    for stack, count in stacks.items():
+        if not stack.startswith(prefix):
+            continue
+        parts = stack.split(";")
+        by_thread.setdefault(parts[1], []).append((parts[2:], count))
+    return by_thread
+
+
+def assert_workers_named(stacks, pid, workers):
+    by_thread = thread_samples(stacks, pid)
+    for i in range(workers):
+        samples = by_thread.get(f"hot-worker-{i}", [])
+        total = sum(c for _, c in samples)
+        named = sum(c for frames, c in samples if HOT[i % 3] in frames)
+        assert total >= 100, (i, total, sorted(by_thread))
+        # After warm-up nearly every sample of a worker is in its hot method.
+        assert named / total >= 0.95, (i, named, total,
+                                       sorted(samples, key=lambda s: -s[1])[:5])
+
+
+@pytest.mark.parametrize("which", ["oldest", "newest"])
+def test_java_methods_named_with_helper_at_start(tmp_path, jdks, hot_classes, agent_path, which):
+    jdk = jdks[min(jdks)] if which == "oldest" else jdks[max(jdks)]
+    work = JavaWorkload(jdk, hot_classes, 14, 3, 0, agent=agent_path)
+    try:
+        time.sleep(4)  # warm-up: the hot methods get compiled
+        record(tmp_path, "-p", work.pid, "-t", "-F", 499, "-d", 5)
+    finally:
+        work.finish()
+    assert_workers_named(read_folded(tmp_path / "all.folded"), work.pid, 3)
+
+
+@pytest.mark.parametrize("which", ["oldest", "newest"])
+def test_java_methods_named_after_late_attach(tmp_path, jdks, hot_classes, agent_path, which):
+    jdk = jdks[min(jdks)] if which == "oldest" else jdks[max(jdks)]
+    work = JavaWorkload(jdk, hot_classes, 16, 3, 0)
+    try:
+        time.sleep(4)  # the code is compiled before the helper arrives
+        proc = record(tmp_path, "-p", work.pid, "--attach", "--agent", agent_path, "-t",
+                      "-F", 499, "-d", 5)
+    finally:
+        work.finish()
+    assert "attached the helper" in proc.stderr, proc.stderr
+    assert_workers_named(read_folded(tmp_path / "all.folded"), work.pid, 3)
+
+
+def test_thread_names_match_java_names_with_renames(tmp_path, jdks, hot_classes, agent_path):
+    work = JavaWorkload(jdks[max(jdks)], hot_classes, 12, 1, 20, agent=agent_path)
+    try:
+        time.sleep(3)
+        record(tmp_path, "-p", work.pid, "-t", "-F", 999, "-d", 5)
+    finally:
+        work.finish()
+    by_thread = thread_samples(read_folded(tmp_path / "all.folded"), work.pid)
+    task_names = [t for t in by_thread if t.startswith("Executor task launch worker for task")]
+    assert len(task_names) >= 10, sorted(by_thread)
+    # Every name the profiler saw is one the program set, character for character.
+    unknown = [t for t in task_names if t not in work.names]
+    assert not unknown, unknown[:5]
+    # Samples of a renamed task thread run the task's method.
+    in_task = sum(c for t in task_names for frames, c in by_thread[t] if "HotDelta.spin" in frames)
+    total = sum(c for t in task_names for _, c in by_thread[t])
+    assert in_task / total >= 0.8, (in_task, total)
