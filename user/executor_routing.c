@@ -8,6 +8,7 @@
 #include "executor_routing.h"
 #include "executor_spec.h"
 #include "json_writer.h"
+#include "jvm_helper_log.h"
 #include "log.h"
 #include "path_util.h"
 #include "process_table.h"
@@ -166,6 +167,33 @@ static struct profile_output *executor_output(struct executor_routing *r, struct
 	return profile_outputs_get(r->outputs, name, labels, sizeof(labels) / sizeof(labels[0]));
 }
 
+bool executor_routing_idle_task_thread(const struct process *p, pid_t tid, uint64_t ts,
+				       const char *name)
+{
+	struct task_thread_name parsed;
+
+	switch (task_thread_name_parse(name, strlen(name), &parsed)) {
+	case TASK_THREAD_POOL:
+	case TASK_THREAD_IDLE:
+		return true;
+	case TASK_THREAD_TASK:
+	case TASK_THREAD_TASK_TID:
+		return p->helper && jvm_helper_log_thread_idle(p->helper, tid, ts) == 1;
+	default:
+		return false;
+	}
+}
+
+static bool runs_a_task(const struct process *p, const struct resolved_sample *s)
+{
+	struct task_thread_name parsed;
+	enum task_thread_kind kind = task_thread_name_parse(s->thread_name,
+							    strlen(s->thread_name), &parsed);
+
+	return (kind == TASK_THREAD_TASK || kind == TASK_THREAD_TASK_TID) &&
+	       !executor_routing_idle_task_thread(p, s->tid, s->timestamp_ns, s->thread_name);
+}
+
 void executor_routing_route(struct executor_routing *r, struct process *p,
 			    const struct resolved_sample *s)
 {
@@ -175,13 +203,8 @@ void executor_routing_route(struct executor_routing *r, struct process *p,
 
 	if (!p->executor_selected)
 		return;
-	if (r->opts->threads == THREADS_TASKS) {
-		struct task_thread_name parsed;
-
-		if (task_thread_name_parse(s->thread_name, strlen(s->thread_name), &parsed) ==
-		    TASK_THREAD_NONE)
-			return;
-	}
+	if (r->opts->threads == THREADS_TASKS && !runs_a_task(p, s))
+		return;
 	/* Without the helper the tracker is fed no thread names: the
 	 * thread-name rule cannot apply and the epoch rule counts no task, so
 	 * every sample lands in no-stage. */

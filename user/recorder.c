@@ -302,6 +302,9 @@ static int poll_helper(struct process *p, void *ctx)
 	return 0;
 }
 
+static const struct frame idle_task_frame = { "[idle task thread: waiting for a task]",
+					      FRAME_NATIVE };
+
 static void file_record(struct recorder *rec, const struct pending_record *pr)
 {
 	struct process *p = process_table_find(rec->processes, (pid_t)pr->tgid);
@@ -325,10 +328,19 @@ static void file_record(struct recorder *rec, const struct pending_record *pr)
 			s.thread_name = name;
 	}
 	s.root_label = p->label;
-	s.frames = rec->frames;
+	/* Slot 0 is kept for the idle marker below. */
+	s.frames = rec->frames + 1;
 	s.nframes = stack_resolver_resolve(rec->resolver, p, pr->timestamp_ns, pr->addrs,
 					   pr->nkernel, pr->addrs + pr->nkernel, pr->nuser,
-					   rec->frames, STACK_MAX_FRAMES);
+					   rec->frames + 1, STACK_MAX_FRAMES - 1);
+	/* An idle task thread's wait is not a task's wait: a leaf frame says
+	 * so, so that idle pools do not pass for I/O in wall profiles. */
+	if (s.kind == SAMPLE_OFF_CPU && p->executor &&
+	    executor_routing_idle_task_thread(p, s.tid, s.timestamp_ns, s.thread_name)) {
+		rec->frames[0] = idle_task_frame;
+		s.frames = rec->frames;
+		s.nframes++;
+	}
 	if (s.kind == SAMPLE_CPU) {
 		rec->totals.cpu_samples++;
 		p->cpu_samples++;
