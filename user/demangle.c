@@ -32,6 +32,30 @@ bool demangle_is_mangled(const char *name)
 	return name && name[0] == '_' && name[1] == 'Z';
 }
 
+/* Template functions demangle with their return type first ("void
+ * A::f<int>"): drop it, as perf does.  Names with operators are left alone,
+ * since "operator<" and "operator new" defeat the bracket counting. */
+static void cut_return_type(char *name)
+{
+	size_t cut = 0;
+	int depth = 0;
+
+	if (strstr(name, "operator"))
+		return;
+	for (size_t i = 0; name[i]; i++) {
+		char c = name[i];
+
+		if (c == '<' || c == '(' || c == '{' || c == '[')
+			depth++;
+		else if (c == '>' || c == ')' || c == '}' || c == ']')
+			depth--;
+		else if (c == ' ' && depth == 0)
+			cut = i + 1;
+	}
+	if (cut && depth == 0)
+		memmove(name, name + cut, strlen(name + cut) + 1);
+}
+
 void demangle_cut_arguments(char *name)
 {
 	size_t len = strlen(name);
@@ -47,8 +71,10 @@ void demangle_cut_arguments(char *name)
 			depth++;
 		} else if (name[i] == '(' && close) {
 			if (--depth == 0) {
-				if (i > 0)
+				if (i > 0) {
 					name[i] = '\0';
+					cut_return_type(name);
+				}
 				return;
 			}
 		} else if (!close && name[i] == ']') {

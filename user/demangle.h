@@ -1,7 +1,9 @@
 /* demangle.h - readable names for C++ (Itanium ABI) symbols.
  *
- * Names are shown the way async-profiler shows native frames: demangled,
- * without the parameter list ("JavaThread::thread_main_inner").  The C++
+ * Names are shown the way perf and async-profiler show native frames:
+ * demangled, without the parameter list and without the return type that
+ * template functions carry ("JavaThread::thread_main_inner",
+ * "WeakProcessor::weak_oops_do<G1STWIsAliveClosure, G1KeepAliveClosure>").  The C++
  * runtime's demangler (libstdc++'s __cxa_demangle) is looked up at run time,
  * so the build needs no C++ runtime; without libstdc++ names stay mangled.
  */
@@ -17,8 +19,9 @@ bool demangle_is_mangled(const char *name);
  * not valid, no demangler available, out of memory). */
 char *demangle_symbol(const char *name);
 
-/* Cuts the parameter list (and what follows it: const, [clone .cold]) off a
- * demangled name, in place: "A::f(int) const" -> "A::f". */
+/* Cuts the parameter list (and what follows it: const, [clone .cold]) and
+ * a template function's return type off a demangled name, in place:
+ * "A::f(int) const" -> "A::f", "void g<int>(int)" -> "g<int>". */
 void demangle_cut_arguments(char *name);
 
 #endif

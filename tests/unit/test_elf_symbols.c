@@ -294,6 +294,9 @@ static void test_demangle(void)
 	char c[] = "void foo<int>(int) [clone .cold]";
 	char d[] = "std::function<void (int)>::operator()(int) const";
 	char e[] = "(anonymous namespace)::helper";
+	char f[] = "std::pair<int, int> (anonymous namespace)::make<long>(long)";
+	char g[] = "bool operator< <A>(A const&, A const&)";
+	char h[] = "void* Arena::operator new(unsigned long)";
 	char *s;
 
 	demangle_cut_arguments(a);
@@ -303,9 +306,19 @@ static void test_demangle(void)
 	demangle_cut_arguments(e);
 	CHECK_STR(a, "JavaThread::thread_main_inner", "cut ()");
 	CHECK_STR(b, "Foo::operator()", "operator() kept, const cut");
-	CHECK_STR(c, "void foo<int>", "clone suffix cut");
+	CHECK_STR(c, "foo<int>", "clone suffix and return type cut");
 	CHECK_STR(d, "std::function<void (int)>::operator()", "parentheses in templates kept");
 	CHECK_STR(e, "(anonymous namespace)::helper", "no parameter list: unchanged");
+	demangle_cut_arguments(f);
+	demangle_cut_arguments(g);
+	demangle_cut_arguments(h);
+	CHECK_STR(f, "(anonymous namespace)::make<long>", "return type with template arguments cut");
+	CHECK_STR(g, "bool operator< <A>", "operators: return type kept rather than guessed");
+	CHECK_STR(h, "void* Arena::operator new", "operator new not cut at its space");
+	s = demangle_symbol("_ZN13WeakProcessor12weak_oops_doI19G1STWIsAliveClosure18G1KeepAliveClosureEEvP10WorkerThreadPT_PT0_");
+	CHECK(s && strncmp(s, "WeakProcessor::weak_oops_do<", 11 + 15) == 0,
+	      "template function: no return type (%s)", s ? s : "null");
+	free(s);
 	s = demangle_symbol("_ZN10JavaThread17thread_main_innerEv");
 	CHECK_STR(s, "JavaThread::thread_main_inner", "libjvm-style name demangled");
 	free(s);
