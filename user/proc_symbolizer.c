@@ -95,9 +95,11 @@ int proc_symbolizer_refresh(struct proc_symbolizer *ps)
 		return -ESRCH;
 	}
 	err = install_maps(ps, maps);
-	if (err)
+	if (err) {
 		proc_maps_free(maps);
-	return err;
+		return err;
+	}
+	return 1;
 }
 
 static const char *named_offset(struct binary_cache *bc, const char *base, uint64_t off)

@@ -38,8 +38,9 @@ enum proc_sym_result proc_symbolizer_resolve(struct proc_symbolizer *ps, uint64_
 					     struct frame *out);
 
 /* Re-reads the maps (after PROC_SYM_UNMAPPED: a library was loaded since).
- * At most once per 100 ms: -EAGAIN when called sooner.  When the process is
- * gone the old mappings stay in use and -ESRCH is returned.  0 on success. */
+ * Returns 1 when the maps were read again (resolve once more), -EAGAIN when
+ * called within 100 ms of the last read, -ESRCH when the process is gone
+ * (the old mappings stay in use), or another -errno. */
 int proc_symbolizer_refresh(struct proc_symbolizer *ps);
 
 pid_t proc_symbolizer_pid(const struct proc_symbolizer *ps);
