@@ -306,8 +306,13 @@ static void test_deleted_executable(struct binary_cache *bc)
 		return;
 	}
 	uint64_t want_off = nm_value(copy, "sized_short") + 4;
+	struct binary_cache_stats before, after;
 	unlink(copy);
+	binary_cache_get_stats(bc, &before);
 	ps = proc_symbolizer_new(bc, c.pid);
+	binary_cache_get_stats(bc, &after);
+	CHECK(after.build_id_hits == before.build_id_hits + 1 && after.loads == before.loads,
+	      "a copy of a known file is recognised by build-id, not parsed again");
 	CHECK(ps != NULL, "symbolizer for a process whose executable is deleted");
 	if (ps) {
 		char want[128];
