@@ -5,6 +5,7 @@ Reusable by the end-to-end profiler tests: `expected_stage(truth, os_tid, ts)`
 says which stage attempt a sample of a task thread belongs to.
 """
 import glob
+import re
 import json
 import os
 import subprocess
@@ -68,3 +69,48 @@ def expected_stage(intervals, os_tid, ts, slack_ns=0):
         if start + slack_ns <= ts <= end - slack_ns:
             return key
     return None
+
+
+# Stage<N>Work.burn, or Stage<N>Attempt<A>Work.burn for a retried attempt
+STAGE_FRAME = re.compile(r"(?:^|;)org/apache/spark/executor/Stage(\d+)(?:Attempt(\d+))?Work\.burn(?:;|$)")
+STAGE_FILE = re.compile(r"^stage-(\d+)(?:\.(\d+))?\.folded$")
+
+
+def stage_file_key(filename):
+    """(stage, attempt) of "stage-S.folded" / "stage-S.A.folded", None for
+    no-stage.folded, False for any other file."""
+    if filename == "no-stage.folded":
+        return None
+    m = STAGE_FILE.match(filename)
+    return (int(m.group(1)), int(m.group(2) or 0)) if m else False
+
+
+def task_sample_placement(exec_dir):
+    """Where the task-thread samples of a simulated executor landed.
+
+    A sample whose stack holds StageNWork.burn (attempt 0) or
+    StageNAttemptAWork.burn was taken while a task of that stage attempt ran
+    (only tasks run those methods).  Returns {(true stage, attempt): {file key: samples}} over the
+    executor's per-stage files (all.folded excluded)."""
+    placement = {}
+    for name in sorted(os.listdir(exec_dir)):
+        key = stage_file_key(name)
+        if key is False:
+            continue
+        with open(os.path.join(exec_dir, name), encoding="utf-8", errors="replace") as f:
+            for line in f:
+                stack, _, count = line.rstrip("\n").rpartition(" ")
+                s = STAGE_FRAME.search(stack)
+                if not s or not count.isdigit():
+                    continue
+                truth = (int(s.group(1)), int(s.group(2) or 0))
+                per = placement.setdefault(truth, {})
+                per[key] = per.get(key, 0) + int(count)
+    return placement
+
+
+def accuracy(placement):
+    """(samples in their true stage's file, all task samples)."""
+    right = sum(c for truth, per in placement.items() for k, c in per.items() if k == truth)
+    total = sum(c for per in placement.values() for c in per.values())
+    return right, total

@@ -82,7 +82,8 @@ def test_sim_executor_full_names(tmp_path, sim_classpath, build_dir, jdks):
         planned = (150 if t["failed"] else 300 if t["stage"] in (3, 4, 5) else 400) * 0.25e6
         assert t["cpu_ns"] >= planned, t
         assert t["start_ns"] < t["end_ns"] and t["os_tid"] > 0, t
-        assert t["hot_method"] == f"org/apache/spark/executor/Stage{t['stage']}Work.burn"
+        retry = f"Attempt{t['stage_attempt']}" if t["stage_attempt"] else ""
+        assert t["hot_method"] == f"org/apache/spark/executor/Stage{t['stage']}{retry}Work.burn"
     for key, s in stages.items():
         assert s["cpu_ns"] == sum(t["cpu_ns"] for t in tasks
                                   if (t["stage"], t["stage_attempt"]) == key)

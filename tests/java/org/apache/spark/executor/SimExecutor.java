@@ -124,7 +124,7 @@ final class SimExecutor {
             try {
                 task.threadName = name;
                 task.osTid = osTid();
-                SimStageWork.forStage(task.stage).burn(task.cpuNanos);
+                SimStageWork.forTask(task.stage, task.stageAttempt).burn(task.cpuNanos);
                 if (task.fails)
                     throw new IllegalStateException("simulated fetch failure");
             } catch (IllegalStateException expected) {
@@ -215,7 +215,7 @@ final class SimExecutor {
                  .append(", \"failed\": ").append(t.fails)
                  .append(", \"os_tid\": ").append(t.osTid)
                  .append(", \"thread_name\": \"").append(t.threadName)
-                 .append("\", \"hot_method\": \"").append(SimStageWork.hotMethod(t.stage))
+                 .append("\", \"hot_method\": \"").append(SimStageWork.hotMethod(t.stage, t.stageAttempt))
                  .append("\", \"start_ns\": ").append(t.startNs).append(", \"end_ns\": ").append(t.endNs)
                  .append(", \"cpu_ns\": ").append(t.cpuNs).append("}");
             }
@@ -240,7 +240,8 @@ final class SimExecutor {
             b.append(i == 0 ? "\n" : ",\n").append("    {\"stage\": ").append(s[0])
              .append(", \"attempt\": ").append(s[1]).append(", \"cpu_ns\": ").append(s[2])
              .append(", \"tasks\": ").append(s[3])
-             .append(", \"hot_method\": \"").append(SimStageWork.hotMethod((int) s[0])).append("\"}");
+             .append(", \"hot_method\": \"").append(SimStageWork.hotMethod((int) s[0], (int) s[1]))
+             .append("\"}");
         }
         b.append("\n  ],\n  \"background\": ").append(background.json()).append("\n}\n");
         return b.toString();

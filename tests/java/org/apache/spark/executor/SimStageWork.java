@@ -29,6 +29,23 @@ abstract class SimStageWork {
         return "org/apache/spark/executor/Stage" + (stage % STAGES.length) + "Work.burn";
     }
 
+    /** A retried stage attempt runs a copy of its stage's hot method in a
+     * class of its own (Stage<N>Attempt<A>Work.burn): not what Spark does,
+     * but it lets a profile tell the attempts apart for the tests. */
+    static final SimStageWork STAGE6_ATTEMPT1 = new Stage6Attempt1Work();
+
+    static SimStageWork forTask(int stage, int stageAttempt) {
+        if (stage == 6 && stageAttempt == 1)
+            return STAGE6_ATTEMPT1;
+        return forStage(stage);
+    }
+
+    static String hotMethod(int stage, int stageAttempt) {
+        if (stage == 6 && stageAttempt == 1)
+            return "org/apache/spark/executor/Stage6Attempt1Work.burn";
+        return hotMethod(stage);
+    }
+
     static long threadCpu() {
         return CoarseGrainedExecutorBackend.MX.getCurrentThreadCpuTime();
     }
@@ -166,6 +183,23 @@ final class Stage7Work extends SimStageWork {
             x += buf[7];
         }
         sink = x ^ 77;
+        return x;
+    }
+}
+
+final class Stage6Attempt1Work extends SimStageWork {
+    @Override
+    long burn(long cpuNanos) {
+        long end = threadCpu() + cpuNanos, x = 7L;
+        while (threadCpu() < end) {
+            long[] buf = new long[64]; // some garbage: the GC threads get work
+            for (int j = 0; j < 20000; j++) {
+                x += Long.bitCount(x) + (x << 3);
+                buf[j & 63] = x;
+            }
+            x += buf[6];
+        }
+        sink = x >>> 1;
         return x;
     }
 }
