@@ -94,3 +94,12 @@ def jfr_tools(jdks, newest_jdk):
     for path in tools.values():
         assert os.access(path, os.X_OK), f"{path} is missing"
     return tools
+
+
+@pytest.fixture(scope="session")
+def jmc_classpath():
+    """JDK Mission Control's parser jars (tools/install-deps.sh fetches them)."""
+    jars = sorted(glob.glob("/var/cache/sparkprof-deps/jmc-*/*.jar"))
+    assert any(j.endswith("flightrecorder.jar") for j in jars), \
+        "run `make deps`: JMC's flightrecorder jar is missing"
+    return ":".join(jars)

@@ -58,3 +58,21 @@ if [ "$(python3 -c 'import pyspark; print(pyspark.__version__)' 2>/dev/null)" !=
 	echo "install-deps: installing pyspark $pyspark_version"
 	python3 -m pip install -q "pyspark==$pyspark_version"
 fi
+
+# JDK Mission Control's parser (tests that JMC loads the JFR writer's files,
+# plain and gzip), with its dependencies, from Maven Central.
+jmc_version=9.1.0
+jmc_dir=/var/cache/sparkprof-deps/jmc-$jmc_version
+if [ ! -s "$jmc_dir/flightrecorder.jar" ]; then
+	echo "install-deps: fetching org.openjdk.jmc:flightrecorder:$jmc_version"
+	mvn -q -B dependency:get -Dartifact=org.openjdk.jmc:flightrecorder:$jmc_version
+	m2="$HOME/.m2/repository"
+	mkdir -p "$jmc_dir.tmp"
+	cp "$m2/org/openjdk/jmc/common/$jmc_version/common-$jmc_version.jar" \
+		"$m2"/org/owasp/encoder/encoder/*/encoder-*.jar \
+		"$m2"/org/lz4/lz4-java/*/lz4-java-*.jar "$jmc_dir.tmp/"
+	cp "$m2/org/openjdk/jmc/flightrecorder/$jmc_version/flightrecorder-$jmc_version.jar" \
+		"$jmc_dir.tmp/flightrecorder.jar"
+	rm -rf "$jmc_dir"
+	mv "$jmc_dir.tmp" "$jmc_dir"
+fi

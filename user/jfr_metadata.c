@@ -110,9 +110,12 @@ static const struct md_field f_execution_sample[] = {
 	{ .name = "stackTrace", .type = JFR_TYPE_STACK_TRACE, .cp = true, .label = "Stack Trace" },
 	{ .name = "state", .type = JFR_TYPE_THREAD_STATE, .cp = true, .label = "Thread State" },
 };
+/* The thread field is eventThread: JMC attributes samples to threads through
+ * it (it maps sampledThread only for the jdk.* sample types); the converter
+ * reads fields by position. */
 static const struct md_field f_wall_clock_sample[] = {
 	START_TIME,
-	{ .name = "sampledThread", .type = JFR_TYPE_THREAD, .cp = true, .label = "Thread" },
+	{ .name = "eventThread", .type = JFR_TYPE_THREAD, .cp = true, .label = "Thread" },
 	{ .name = "stackTrace", .type = JFR_TYPE_STACK_TRACE, .cp = true, .label = "Stack Trace" },
 	{ .name = "state", .type = JFR_TYPE_THREAD_STATE, .cp = true, .label = "Thread State" },
 	{ .name = "samples", .type = JFR_TYPE_INT, .label = "Samples", .is_unsigned = true },

@@ -276,3 +276,33 @@ def test_empty_recording(gen, jfr_tools, jfr_converter, tmp_path):
         assert chunks == 1 and counts.get("jdk.ExecutionSample", 0) == 0, name
         assert counts["spark.ProfileLabel"] == 1, name
     assert jt.converter_collapsed(jfr_converter, path) == collections.Counter()
+
+
+# ---------------------------------------------------------------- JMC
+
+
+@pytest.fixture(scope="module")
+def jmc(build_dir, jmc_classpath):
+    return jt.build_jmc_reader(build_dir, jmc_classpath)
+
+
+def test_jmc_reads_plain_and_gzip(gen, jmc, tmp_path):
+    """JDK Mission Control's parser loads the files, gzip ones too, with the
+    samples, threads (wall samples included), names and frame types."""
+    rec = random_recording(4, nsamples=500, chunk_bytes=32 * 1024)
+    rec.labels.append(("stage", "3"))
+    plain = str(tmp_path / "jmc.jfr")
+    stats = jt.write(gen, rec, plain)
+    assert stats["chunks"] >= 2
+    rec.gzip = True
+    gz = str(tmp_path / "jmc.jfr.gz")
+    jt.write(gen, rec, gz)
+    want = collections.Counter(jt.jmc_view(s) for s in rec.samples)
+    ncpu = sum(1 for s in rec.samples if s.kind == "c")
+    for path in (plain, gz):
+        views, counts = jt.jmc_read(jmc, path)
+        assert counts["jdk.ExecutionSample"] == ncpu, (path, counts)
+        assert counts["profiler.WallClockSample"] == len(rec.samples) - ncpu, (path, counts)
+        assert counts["spark.ProfileLabel"] == len(rec.labels) * stats["chunks"], (path, counts)
+        assert views == want, (f"{path}: {len(views - want)} unexpected, "
+                               f"{len(want - views)} missing: {list(views - want)[:2]}")

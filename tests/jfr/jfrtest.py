@@ -176,10 +176,47 @@ def jdk_views_from_json(doc):
         st = v["stackTrace"]
         frames = tuple((f["method"]["type"]["name"], f["method"]["name"], f["type"])
                        for f in st["frames"])
-        th = v["sampledThread"]
+        th = v["sampledThread"] if ev["type"] == "jdk.ExecutionSample" else v["eventThread"]
         views.append((ev["type"], th["osThreadId"], th["osName"], v["state"],
                       v.get("samples"), st["truncated"], frames))
     return views
+
+
+JMC_FRAME_TYPE = {NATIVE: "NATIVE", CPP: "CPP", KERNEL: "KERNEL", JIT: "JIT_COMPILED",
+                  INLINED: "INLINED", INTERPRETED: "INTERPRETED"}
+
+
+def jmc_view(s: Sample):
+    """The sample as JMC's parser shows it (tests/jfr/JmcRead.java)."""
+    frames = "|".join(method_of(f)[0].replace("/", ".") + "." + method_of(f)[1] + ":"
+                      + JMC_FRAME_TYPE[f[0]] for f in kept_frames(s))
+    kind = "jdk.ExecutionSample" if s.kind == "c" else "profiler.WallClockSample"
+    return (kind, text(s.thread), frames)
+
+
+def build_jmc_reader(build_dir, classpath):
+    out = os.path.join(build_dir, "jfr", "jmc")
+    src = os.path.join(HERE, "JmcRead.java")
+    cls = os.path.join(out, "JmcRead.class")
+    if not os.path.exists(cls) or os.path.getmtime(cls) < os.path.getmtime(src):
+        os.makedirs(out, exist_ok=True)
+        run(["javac", "-d", out, "-cp", classpath, src])
+    return out + ":" + classpath
+
+
+def jmc_read(classpath, path):
+    """(Counter of jmc_view tuples, {event type: count}) as JMC loads path."""
+    out = run(["java", "-cp", classpath, "JmcRead", path])
+    views, counts = collections.Counter(), {}
+    for line in out.split("\n"):
+        if line.startswith("count "):
+            _, kind, n = line.rsplit(" ", 2)
+            counts[kind] = int(n)
+        elif line:
+            kind, thread, frames = line.split("\t")
+            if kind in ("jdk.ExecutionSample", "profiler.WallClockSample"):
+                views[(kind, thread, frames)] += 1
+    return views, counts
 
 
 def converter_title(frame):
