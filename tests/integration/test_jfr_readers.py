@@ -306,3 +306,28 @@ def test_jmc_reads_plain_and_gzip(gen, jmc, tmp_path):
         assert counts["spark.ProfileLabel"] == len(rec.labels) * stats["chunks"], (path, counts)
         assert views == want, (f"{path}: {len(views - want)} unexpected, "
                                f"{len(want - views)} missing: {list(views - want)[:2]}")
+
+
+# ---------------------------------------------------------------- errors
+
+
+def test_write_failure_is_reported_and_leaves_no_file(gen, tmp_path):
+    """A file that cannot be written (here: over RLIMIT_FSIZE, as on a full
+    disk) fails with one line naming the file and the errno text, and leaves
+    neither the file nor its temporary behind."""
+    import resource
+    import signal
+    import subprocess
+
+    rec = random_recording(5, nsamples=3000, chunk_bytes=16 * 1024)
+    path = str(tmp_path / "full.jfr")
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (40_000, 40_000))
+    proc = subprocess.run([gen, path], input=jt.description(rec).encode(), capture_output=True,
+                          preexec_fn=limit, timeout=120)
+    err = proc.stderr.decode()
+    assert proc.returncode != 0, err
+    assert f"write {path}.tmp: File too large" in err, err
+    assert os.listdir(str(tmp_path)) == [], os.listdir(str(tmp_path))
