@@ -191,7 +191,7 @@ static bool runs_a_task(const struct process *p, const struct resolved_sample *s
 							    strlen(s->thread_name), &parsed);
 
 	return (kind == TASK_THREAD_TASK || kind == TASK_THREAD_TASK_TID) &&
-	       !executor_routing_idle_task_thread(p, s->tid, s->timestamp_ns, s->thread_name);
+	       !executor_routing_idle_task_thread(p, s->ns_tid, s->timestamp_ns, s->thread_name);
 }
 
 void executor_routing_route(struct executor_routing *r, struct process *p,
@@ -208,7 +208,7 @@ void executor_routing_route(struct executor_routing *r, struct process *p,
 	/* Without the helper the tracker is fed no thread names: the
 	 * thread-name rule cannot apply and the epoch rule counts no task, so
 	 * every sample lands in no-stage. */
-	stage_attribution_sample(p->attribution, s->timestamp_ns, s->tid, NULL, 0, &result);
+	stage_attribution_sample(p->attribution, s->timestamp_ns, s->ns_tid, NULL, 0, &result);
 	snprintf(name, sizeof(name), "%s/exec-%s/all",
 		 p->executor->app_id[0] ? p->executor->app_id : "unknown-app",
 		 p->executor->executor_id);

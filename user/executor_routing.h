@@ -40,9 +40,10 @@ enum thread_event { THREAD_EVENT_NAME, THREAD_EVENT_IDLE, THREAD_EVENT_BUSY, THR
 void executor_routing_thread_event(struct process *p, enum thread_event event, uint64_t ts, pid_t tid,
 				   const char *name, size_t len);
 
-/* Whether thread tid of executor p waits in the task pool at ts: a fresh
- * pool thread, a 4.2+ idle name, or a task thread the helper saw parked in
- * the pool (Spark before 4.2 keeps the last task's name on idle threads). */
+/* Whether thread tid (as the JVM sees it) of executor p waits in the task
+ * pool at ts: a fresh pool thread, a 4.2+ idle name, or a task thread the
+ * helper saw parked in the pool (Spark before 4.2 keeps the last task's name
+ * on idle threads). */
 bool executor_routing_idle_task_thread(const struct process *p, pid_t tid, uint64_t ts,
 				       const char *name);
 

@@ -17,6 +17,7 @@ struct proc_symbolizer;
 struct jvm_helper_log;
 struct perf_map;
 struct stage_attribution;
+struct ns_tids;
 struct spark_executor;
 
 struct process {
@@ -28,6 +29,7 @@ struct process {
 	struct jvm_helper_log *helper;      /* the helper's symbols and thread names */
 	struct perf_map *perf_map;  /* a plain /tmp/perf-PID.map, when no helper */
 	uint64_t last_helper_check_ns; /* when we last looked for the helper */
+	struct ns_tids *ns_tids;    /* host -> container tids; NULL in our namespace */
 	struct spark_executor *executor;    /* NULL unless a Spark executor */
 	bool executor_selected;     /* matches --executors and --app */
 	struct stage_attribution *attribution; /* stage state, selected executors only */

@@ -12,6 +12,7 @@
 #include "jvm_helper_log.h"
 #include "file_slurp.h"
 #include "log.h"
+#include "ns_tids.h"
 #include "perf_map.h"
 #include "proc_symbolizer.h"
 #include "process_table.h"
@@ -127,6 +128,7 @@ static void release_process(struct process *p, void *ctx)
 	proc_symbolizer_free(p->symbolizer);
 	jvm_helper_log_free(p->helper);
 	perf_map_free(p->perf_map);
+	ns_tids_free(p->ns_tids);
 	executor_routing_release(p);
 }
 
@@ -212,6 +214,8 @@ static void inspect_process(struct recorder *rec, struct process *p)
 	 * thread records are read. */
 	executor_routing_inspect(rec->routing, p);
 	if (p->is_jvm) {
+		/* The helper speaks of threads by the ids the JVM sees. */
+		p->ns_tids = ns_tids_new(p->pid);
 		find_jit_symbols(p);
 		p->last_helper_check_ns = monotonic_now();
 	}
@@ -321,8 +325,9 @@ static void file_record(struct recorder *rec, const struct pending_record *pr)
 
 	if (!p)
 		return;
-	if (p->helper) {
-		const char *name = jvm_helper_log_thread_name(p->helper, s.tid, s.timestamp_ns);
+	s.ns_tid = p->ns_tids ? ns_tids_lookup(p->ns_tids, s.tid) : s.tid;
+	if (p->helper && s.ns_tid > 0) {
+		const char *name = jvm_helper_log_thread_name(p->helper, s.ns_tid, s.timestamp_ns);
 
 		if (name)
 			s.thread_name = name;
@@ -336,7 +341,7 @@ static void file_record(struct recorder *rec, const struct pending_record *pr)
 	/* An idle task thread's wait is not a task's wait: a leaf frame says
 	 * so, so that idle pools do not pass for I/O in wall profiles. */
 	if (s.kind == SAMPLE_OFF_CPU && p->executor &&
-	    executor_routing_idle_task_thread(p, s.tid, s.timestamp_ns, s.thread_name)) {
+	    executor_routing_idle_task_thread(p, s.ns_tid, s.timestamp_ns, s.thread_name)) {
 		rec->frames[0] = idle_task_frame;
 		s.frames = rec->frames;
 		s.nframes++;

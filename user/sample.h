@@ -15,7 +15,8 @@ enum sample_kind {
 
 struct resolved_sample {
 	uint64_t timestamp_ns;      /* CLOCK_MONOTONIC; off-CPU: when it left */
-	pid_t pid, tid;
+	pid_t pid, tid;             /* as the root pid namespace sees them */
+	pid_t ns_tid;               /* tid as its process sees it (containers), -1 unknown */
 	uint32_t cpu;
 	enum sample_kind kind;
 	uint32_t thread_state;      /* enum sp_thread_state */

@@ -27,8 +27,9 @@ def hot_classes(tmp_path_factory, jdks):
 class JavaWorkload:
     """A running HotMethods; collects what it prints (pid, thread names)."""
 
-    def __init__(self, jdk_home, classes, seconds, workers, tasks_per_s, agent=None):
-        cmd = [os.path.join(jdk_home, "bin", "java"), "-XX:+PreserveFramePointer"]
+    def __init__(self, jdk_home, classes, seconds, workers, tasks_per_s, agent=None,
+                 wrapper=()):
+        cmd = [*wrapper, os.path.join(jdk_home, "bin", "java"), "-XX:+PreserveFramePointer"]
         if agent:
             cmd.append(f"-agentpath:{agent}")
         cmd += ["-cp", classes, "HotMethods", str(seconds), str(workers), str(tasks_per_s)]
@@ -39,6 +40,8 @@ class JavaWorkload:
         first = self.proc.stdout.readline()
         assert first.startswith("pid "), first
         self.pid = int(first.split()[1])
+        if wrapper:  # the pid it printed is its own namespace's: find ours
+            self.pid = host_pid_of(self.proc.pid)
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 
@@ -56,6 +59,22 @@ class JavaWorkload:
             self.proc.kill()
             self.proc.wait()
         self.reader.join(timeout=10)
+
+
+def host_pid_of(wrapper_pid):
+    """The java process started (as a descendant) by wrapper_pid."""
+    for _ in range(100):
+        out = subprocess.run(["pgrep", "-x", "java", "-P", str(wrapper_pid)],
+                             capture_output=True, text=True).stdout.split()
+        if not out:  # unshare --fork: java is a grandchild
+            for child in subprocess.run(["pgrep", "-P", str(wrapper_pid)], capture_output=True,
+                                        text=True).stdout.split():
+                out += subprocess.run(["pgrep", "-x", "java", "-P", child],
+                                      capture_output=True, text=True).stdout.split()
+        if out:
+            return int(out[0])
+        time.sleep(0.1)
+    raise AssertionError(f"no java under {wrapper_pid}")
 
 
 def thread_samples(stacks, pid):
@@ -125,3 +144,23 @@ def test_thread_names_match_java_names_with_renames(tmp_path, jdks, hot_classes,
     in_task = sum(c for t in task_names for frames, c in by_thread[t] if "HotDelta.spin" in frames)
     total = sum(c for t in task_names for _, c in by_thread[t])
     assert in_task / total >= 0.8, (in_task, total)
+
+
+def test_thread_names_in_another_pid_namespace(tmp_path, jdks, hot_classes, agent_path):
+    """A JVM in its own pid namespace (as in a container) publishes its own
+    thread ids; the profiler translates them."""
+    work = JavaWorkload(jdks[min(jdks)], hot_classes, 12, 1, 20, agent=agent_path,
+                        wrapper=("unshare", "--pid", "--fork", "--mount-proc"))
+    try:
+        with open(f"/proc/{work.pid}/status") as f:
+            nstgid = [l for l in f if l.startswith("NStgid:")][0].split()[1:]
+        assert len(nstgid) == 2 and nstgid[1] != str(work.pid), nstgid
+        time.sleep(3)
+        record(tmp_path, "-p", work.pid, "-t", "-F", 999, "-d", 4)
+    finally:
+        work.finish()
+    by_thread = thread_samples(read_folded(tmp_path / "all.folded"), work.pid)
+    task_names = [t for t in by_thread if t.startswith("Executor task launch worker for task")]
+    assert len(task_names) >= 5, sorted(by_thread)
+    assert not [t for t in task_names if t not in work.names]
+    assert_workers_named(read_folded(tmp_path / "all.folded"), work.pid, 1)
