@@ -196,11 +196,18 @@ static int open_mapped_file(pid_t pid, const struct proc_map *m)
 		return fd;
 	if (m->deleted)
 		return -ENOENT;
+	errno = ENOENT;
 	for (int attempt = 0; attempt < 2; attempt++) {
+		int len;
+
 		if (attempt == 0)
-			snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
+			len = snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
 		else
-			snprintf(path, sizeof(path), "%s", m->path);
+			len = snprintf(path, sizeof(path), "%s", m->path);
+		if (len < 0 || (size_t)len >= sizeof(path)) {
+			errno = ENAMETOOLONG; /* a cut path would name another file */
+			continue;
+		}
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			continue;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,7 +63,15 @@ static uint64_t nm_value(const char *file, const char *name)
 	return found;
 }
 
+static int start_child_argv(char *const argv[], struct child *c);
+
 static int start_child(const char *path, struct child *c)
+{
+	char *const argv[] = { (char *)path, NULL };
+	return start_child_argv(argv, c);
+}
+
+static int start_child_argv(char *const argv[], struct child *c)
 {
 	int in[2], out[2];
 	char line[256], name[64];
@@ -77,7 +86,7 @@ static int start_child(const char *path, struct child *c)
 		dup2(out[1], 1);
 		close(in[1]);
 		close(out[0]);
-		execl(path, path, (char *)NULL);
+		execv(argv[0], argv);
 		_exit(127);
 	}
 	close(in[0]);
@@ -325,6 +334,44 @@ static void test_deleted_executable(struct binary_cache *bc)
 	stop_child(&c);
 }
 
+/* A process in its own mount namespace runs a file the host cannot see
+ * (as in a container): it is still named. */
+static void test_private_mount(struct binary_cache *bc)
+{
+	char dir[300], script[1400];
+	struct child c;
+	struct proc_symbolizer *ps;
+
+	snprintf(dir, sizeof(dir), "%s/private", tmpdir);
+	if (mkdir(dir, 0755) != 0) {
+		CHECK(0, "mkdir %s", dir);
+		return;
+	}
+	/* Built in place (another path, so another build-id): not cached yet. */
+	snprintf(script, sizeof(script),
+		 "mount -t tmpfs none %s && cc -O1 -g -o %s/hidden_target -Wl,--build-id=sha1 "
+		 "tests/progs/symbols_target.c && exec %s/hidden_target",
+		 dir, dir, dir);
+	char *const argv[] = { "/usr/bin/unshare", "-m", "--propagation", "private", "/bin/sh",
+			       "-c", script, NULL };
+	if (start_child_argv(argv, &c) != 0 || !c.alpha) {
+		CHECK(0, "start a program in a private mount namespace");
+		stop_child(&c);
+		return;
+	}
+	char hidden[400];
+	snprintf(hidden, sizeof(hidden), "%s/hidden_target", dir);
+	CHECK(access(hidden, F_OK) != 0, "the host does not see the namespace's file");
+	ps = proc_symbolizer_new(bc, c.pid);
+	CHECK(ps != NULL, "symbolizer for the namespaced process");
+	if (ps) {
+		CHECK_STR(resolve_name(ps, c.alpha, NULL), "symtarget_leaf_alpha",
+			  "a file visible only in the process's mount namespace is named");
+		proc_symbolizer_free(ps);
+	}
+	stop_child(&c);
+}
+
 int main(void)
 {
 	struct binary_cache *bc = binary_cache_new();
@@ -353,6 +400,7 @@ int main(void)
 	else
 		CHECK(0, "build the non-PIE test program");
 	test_deleted_executable(bc);
+	test_private_mount(bc);
 
 	binary_cache_free(bc);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
