@@ -227,9 +227,13 @@ def check_round_trip(rec, path, jfr_tools, jfr_converter, stats):
                        for ev in doc["recording"]["events"]
                        if ev["type"] in ("jdk.ExecutionSample", "profiler.WallClockSample"))
         assert times == sorted(rec.realtime(s.ts) for s in rec.samples), name
-    for mode, flags in ((None, ()), ("cpu", ("--cpu",)), ("wall", ("--wall",))):
+    for mode, flags in ((None, ()), ("cpu", ("--cpu",)), ("wall", ("--wall",)),
+                        ("threads", ("--threads",))):
         got = jt.converter_collapsed(jfr_converter, path, *flags)
-        want_lines = jt.expected_collapsed(rec.samples, mode)
+        if mode == "threads":
+            want_lines = jt.expected_collapsed(rec.samples, threads=True)
+        else:
+            want_lines = jt.expected_collapsed(rec.samples, mode)
         assert got == want_lines, (f"converter {flags}: {len(got - want_lines)} unexpected, "
                                    f"{len(want_lines - got)} missing")
 

@@ -243,8 +243,8 @@ def expected_collapsed(samples, mode=None, threads=False):
         if mode == "wall" and s.kind != "w":
             continue
         frames = kept_frames(s)
-        if not frames:
-            continue                    # nothing to show for an empty stack
+        if not frames and not threads:
+            continue                    # an empty stack has no line of its own
         path = []
         if threads:
             path.append((f"[{text(s.thread)} tid={s.tid}]", None))
