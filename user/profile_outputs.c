@@ -135,7 +135,9 @@ static int open_jfr(const struct profile_outputs *outs, struct profile_output *o
 		.labels = labels,
 		.nlabels = (size_t)o->nlabels,
 	};
-	struct jfr_writer_options jopts = { .gzip = st->compress };
+	/* Many stage files may be open at once: small chunks keep each
+	 * writer's memory low (it is bounded by one chunk). */
+	struct jfr_writer_options jopts = { .gzip = st->compress, .chunk_bytes = 2u << 20 };
 	char path[PATH_MAX];
 	int err;
 

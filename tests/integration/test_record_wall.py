@@ -67,7 +67,7 @@ def test_cpu_profile_agrees_with_on_cpu_part_of_wall(sleepy_run, jdks):
     for e in jfr_events(jfr_tool, out / "all.jfr", "profiler.WallClockSample"):
         v = e["values"]
         if v["state"] == "STATE_RUNNABLE":
-            running[v["sampledThread"]["osName"]] += v["samples"]
+            running[v["eventThread"]["osName"]] += v["samples"]
     # One CPU sample stands for 1/499 s; one wall sample for 10 ms.
     cpu_ms = cpu["sleepy"] * 1000 / 499
     wall_ms = running["sleepy"] * 10
