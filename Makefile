@@ -80,17 +80,26 @@ $(BUILD)/progs/%: tests/progs/%.c | $(BUILD)/progs
 	$(CLANG) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline \
 	    -fno-optimize-sibling-calls -Wall -Wextra -o $@ $< -lpthread -lm
 
-# Fuzzers are built from the sources (not the .a) so that sanitizer
-# instrumentation covers the parsers under test.
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_OBJS:$(BUILD)/user/%.o=user/%.c) $(SKELS) | $(BUILD)/fuzz
-	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE $(CPPFLAGS) \
-	    -o $@ $< $(LIB_OBJS:$(BUILD)/user/%.o=user/%.c) $(LDLIBS)
+# Fuzzers link an instrumented copy of the library (built once), so that
+# coverage and sanitizers cover the parsers under test.
+FUZZ_CFLAGS := -g -O1 -fsanitize=address,undefined -D_GNU_SOURCE
+FUZZ_LIB_OBJS := $(patsubst $(BUILD)/user/%.o,$(BUILD)/fuzz/obj/%.o,$(LIB_OBJS))
+
+$(BUILD)/fuzz/obj/%.o: user/%.c $(SKELS) | $(BUILD)/fuzz/obj
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(CPPFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/fuzz/libsparkprof-fuzz.a: $(FUZZ_LIB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/fuzz/libsparkprof-fuzz.a | $(BUILD)/fuzz
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(CPPFLAGS) -o $@ $< \
+	    $(BUILD)/fuzz/libsparkprof-fuzz.a $(LDLIBS)
 
 unit-tests: $(UNIT_BINS)
 fuzz: $(FUZZ_BINS)
 test-progs: $(TEST_PROGS)
 
-$(BUILD) $(BUILD)/user $(BUILD)/tests $(BUILD)/fuzz $(BUILD)/progs:
+$(BUILD) $(BUILD)/user $(BUILD)/tests $(BUILD)/fuzz $(BUILD)/fuzz/obj $(BUILD)/progs:
 	mkdir -p $@
 
 # Installs every build and test dependency (idempotent; needs root).
@@ -111,4 +120,4 @@ vmlinux:
 clean:
 	rm -rf $(BUILD) sparkprof
 
--include $(USER_OBJS:.o=.d)
+-include $(USER_OBJS:.o=.d) $(FUZZ_LIB_OBJS:.o=.d)
