@@ -24,12 +24,8 @@ struct stack_resolver *stack_resolver_new(void)
 
 	if (!r)
 		return NULL;
-	r->kallsyms = kallsyms_load("/proc/kallsyms");
+	r->kallsyms = kallsyms_load("/proc/kallsyms"); /* says why when it fails */
 	if (!r->kallsyms) {
-		if (errno == EACCES)
-			sp_err("/proc/kallsyms hides kernel addresses (kernel.kptr_restrict): run as root");
-		else
-			sp_err("read /proc/kallsyms: %s", strerror(errno));
 		free(r);
 		return NULL;
 	}
