@@ -63,7 +63,8 @@ struct jvm_helper_log_stats {
 
 /* Opens pid's helper log.  NULL with errno set: ENOENT when the process has
  * no helper log, ESTALE when the log belongs to an earlier process with the
- * same pid, or the open/read error. */
+ * same pid, EPERM when it is not a regular file owned by the process's user
+ * (or root), or the open/read error. */
 struct jvm_helper_log *jvm_helper_log_open(pid_t pid);
 
 /* A log with no file, fed by jvm_helper_log_feed() (tests, fuzzer). */
@@ -111,6 +112,13 @@ void jvm_helper_log_set_thread_listener(struct jvm_helper_log *log,
 					jvm_helper_thread_listener fn, void *ctx);
 
 const struct jvm_helper_log_stats *jvm_helper_log_get_stats(const struct jvm_helper_log *log);
+
+/* Opens a file in pid's mount namespace for reading: path_fmt is a printf
+ * format taking the pid as the process sees itself (e.g. "/tmp/perf-%d.map"),
+ * resolved inside /proc/PID/root (openat2 RESOLVE_IN_ROOT, no symlink as the
+ * last component).  The file must be regular and owned by the process's
+ * effective uid or root.  Returns the fd or -errno. */
+int jvm_helper_open_in_process(pid_t pid, const char *path_fmt);
 
 /* Field 22 (starttime, clock ticks since boot) of a /proc/PID/stat text;
  * 0 or -1 when malformed.  open() uses it to reject a stale log. */

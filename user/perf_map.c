@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "perf_map.h"
-#include "proc_status.h"
+#include "jvm_helper_log.h"
 
 #define MAX_MAP_BYTES (512u << 20)
 
@@ -179,18 +179,11 @@ size_t perf_map_malformed(const struct perf_map *m)
 
 struct perf_map *perf_map_open(pid_t pid)
 {
-	struct proc_status st;
-	int rc = proc_status_read(pid, &st);
-	if (rc < 0) {
-		errno = -rc;
+	int fd = jvm_helper_open_in_process(pid, "/tmp/perf-%d.map");
+	if (fd < 0) {
+		errno = -fd;
 		return NULL;
 	}
-	char path[96];
-	snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", (int)pid,
-		 (int)proc_status_ns_pid(&st));
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return NULL;
 	size_t cap = 1 << 20, len = 0;
 	char *buf = malloc(cap);
 	int err = buf ? 0 : ENOMEM;

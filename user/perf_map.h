@@ -22,8 +22,9 @@ struct perf_map;
 /* Parses a map's text (trusts nothing).  NULL with errno ENOMEM only. */
 struct perf_map *perf_map_parse(const char *buf, size_t len);
 
-/* Reads /proc/PID/root/tmp/perf-<NSPID>.map.  NULL with errno (ENOENT when
- * there is no map). */
+/* Reads /proc/PID/root/tmp/perf-<NSPID>.map (resolved inside the process's
+ * root; owned by its user or root).  NULL with errno (ENOENT when there is
+ * no map, EPERM when someone else's file sits there). */
 struct perf_map *perf_map_open(pid_t pid);
 
 void perf_map_free(struct perf_map *map);

@@ -209,7 +209,7 @@ def jcmd_load(jdk, pid, agent, opts=None):
 @pytest.mark.parametrize("which", WHICH)
 def test_late_attach_with_jcmd(jdks, classes, agent_path, which):
     jdk = pick(jdks, which)
-    java = Java(jdk, classes, ["HotMethods", 9, 3, 10])
+    java = Java(jdk, classes, ["HotMethods", 15, 3, 10])
     try:
         time.sleep(3)   # threads named and code compiled before the helper arrives
         out = jcmd_load(jdk, java.pid, agent_path)

@@ -76,7 +76,25 @@ int main(void)
 	CHECK(m && perf_map_count(m) == 2, "perf_map_open reads /proc/PID/root/tmp/perf-PID.map");
 	CHECK_STR(m ? lookup(m, 0x2005, NULL) : NULL, "B.b", "and names from it");
 	perf_map_free(m);
+	/* Someone else's file, or a symlink, is not taken for the map. */
+	int chowned = chown(path, 12345, 12345);
+	CHECK(chowned == 0, "gave the map to another user");
+	errno = 0;
+	m = perf_map_open(getpid());
+	CHECK(!m && errno == EPERM, "a map owned by another user: EPERM");
 	unlink(path);
+	char victim[64];
+	snprintf(victim, sizeof(victim), "/tmp/perf-victim-%d", (int)getpid());
+	f = fopen(victim, "w");
+	fprintf(f, "1000 10 Victim.v\n");
+	fclose(f);
+	int linked = symlink(victim, path);
+	CHECK(linked == 0, "planted a symlink at the map's name");
+	errno = 0;
+	m = perf_map_open(getpid());
+	CHECK(!m && errno == ELOOP, "a symlink is not followed (errno %d)", errno);
+	unlink(path);
+	unlink(victim);
 	errno = 0;
 	m = perf_map_open(getpid());
 	CHECK(!m && errno == ENOENT, "no map: ENOENT");
