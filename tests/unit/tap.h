@@ -12,17 +12,19 @@
 
 static int tap_count, tap_failed;
 
+/* cond is evaluated once: checks may have side effects. */
 #define CHECK(cond, ...)                                                       \
 	do {                                                                   \
+		int passed_ = !!(cond);                                        \
 		tap_count++;                                                   \
-		if (cond) {                                                    \
+		if (passed_) {                                                 \
 			printf("ok %d - ", tap_count);                         \
 		} else {                                                       \
 			tap_failed++;                                          \
 			printf("not ok %d - ", tap_count);                     \
 		}                                                              \
 		printf(__VA_ARGS__);                                           \
-		if (!(cond))                                                   \
+		if (!passed_)                                                  \
 			printf(" (%s:%d: %s)", __FILE__, __LINE__, #cond);     \
 		printf("\n");                                                  \
 	} while (0)
