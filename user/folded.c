@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "atomic_file.h"
 #include "folded.h"
 #include "log.h"
 #include "strmap.h"
@@ -131,29 +132,10 @@ int folded_profile_write(const struct folded_profile *p, const char *path)
 int folded_profile_write_scaled(const struct folded_profile *p, const char *path, uint64_t unit)
 {
 	struct write_ctx wc = { NULL, unit ? unit : 1 };
-	char tmp[4096];
-	FILE *f;
-	int err;
+	struct atomic_file af;
 
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp)) {
-		sp_err("write %s: path too long", path);
-		return -ENAMETOOLONG;
-	}
-	f = fopen(tmp, "we");
-	if (!f) {
-		err = -errno;
-		sp_err("create %s: %s", tmp, strerror(-err));
-		return err;
-	}
-	wc.file = f;
-	err = strmap_foreach(p->counts, write_line, &wc);
-	if (fclose(f) && !err)
-		err = -errno;
-	if (!err && rename(tmp, path))
-		err = -errno;
-	if (err) {
-		sp_err("write %s: %s", path, strerror(-err));
-		unlink(tmp);
-	}
-	return err;
+	wc.file = atomic_file_open(&af, path);
+	if (!wc.file)
+		return -errno;
+	return atomic_file_commit(&af, strmap_foreach(p->counts, write_line, &wc));
 }

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "atomic_file.h"
 #include "executor_routing.h"
 #include "json_writer.h"
 #include "log.h"
@@ -92,19 +93,15 @@ int record_summary_write(const struct record_summary_input *in)
 	const struct stack_resolver_stats *rs = in->resolver_stats;
 	uint64_t duration_ns = in->end_monotonic_ns - in->start_monotonic_ns;
 	struct json_writer w;
-	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	struct atomic_file af;
+	char path[PATH_MAX];
 	char host[256] = "unknown";
 	FILE *f;
-	int err = 0;
 
 	snprintf(path, sizeof(path), "%s/summary.json", in->output_dir);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "we");
-	if (!f) {
-		err = -errno;
-		sp_err("create %s: %s", tmp, strerror(-err));
-		return err;
-	}
+	f = atomic_file_open(&af, path);
+	if (!f)
+		return -errno;
 	gethostname(host, sizeof(host) - 1);
 	json_init(&w, f);
 	json_begin_object(&w);
@@ -190,16 +187,5 @@ int record_summary_write(const struct record_summary_input *in)
 	profile_outputs_foreach(in->outputs, write_output, &w);
 	json_end_array(&w);
 	json_end_object(&w);
-
-	if (ferror(f))
-		err = -EIO;
-	if (fclose(f) && !err)
-		err = -errno;
-	if (!err && rename(tmp, path))
-		err = -errno;
-	if (err) {
-		sp_err("write %s: %s", path, strerror(-err));
-		unlink(tmp);
-	}
-	return err;
+	return atomic_file_commit(&af, 0);
 }

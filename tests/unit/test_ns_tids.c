@@ -1,0 +1,60 @@
+/* test_ns_tids.c - thread ids across pid namespaces. */
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ns_tids.h"
+#include "tap.h"
+
+static pid_t parse(const char *text, bool tgid)
+{
+	return ns_tids_parse_status(text, strlen(text), tgid);
+}
+
+int main(void)
+{
+	const char *status = "Name:\tjava\nTgid:\t4242\nNStgid:\t4242\t1\nNSpid:\t4250\t9\n";
+	int pipefd[2];
+	pid_t child, inner;
+
+	CHECK(parse(status, false) == 9, "innermost NSpid");
+	CHECK(parse(status, true) == 1, "innermost NStgid");
+	CHECK(parse("NSpid:\t17\n", false) == 17, "one level");
+	CHECK(parse("NSpid:\t17 x\n", false) == -1, "garbage refused");
+	CHECK(parse("NSpid:\t99999999999\n", false) == -1, "absurd id refused");
+	CHECK(parse("Pid:\t17\n", false) == -1, "no NSpid line");
+	CHECK(ns_tids_new(getpid()) == NULL, "our own namespace needs no translation");
+
+	/* A child in a new pid namespace is pid 1 there. */
+	if (pipe(pipefd) || unshare(CLONE_NEWPID)) {
+		CHECK(0, "unshare(CLONE_NEWPID) (needs root)");
+		TAP_DONE();
+	}
+	child = fork();
+	if (child == 0) {
+		char byte;
+
+		close(pipefd[1]);
+		if (read(pipefd[0], &byte, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(pipefd[0]);
+	{
+		struct ns_tids *map = ns_tids_new(child);
+
+		CHECK(map != NULL, "a process in another namespace gets a map");
+		inner = map ? ns_tids_lookup(map, child) : -1;
+		CHECK(inner == 1, "its main thread is 1 inside (got %d)", inner);
+		CHECK(map && ns_tids_lookup(map, child) == 1, "answer remembered");
+		CHECK(map && ns_tids_lookup(map, 0x7ffffff0) == -1, "unknown thread: -1");
+		ns_tids_free(map);
+	}
+	close(pipefd[1]);
+	waitpid(child, NULL, 0);
+	TAP_DONE();
+}

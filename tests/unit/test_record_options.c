@@ -1,0 +1,66 @@
+/* test_record_options.c - `sparkprof record` command lines. */
+#include <stdio.h>
+#include <string.h>
+
+#include "record_options.h"
+#include "tap.h"
+
+static int parse(struct record_options *o, const char *line)
+{
+	static char buf[1024];
+	char *argv[64];
+	int argc = 0;
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	for (char *tok = strtok(buf, " "); tok && argc < 63; tok = strtok(NULL, " "))
+		argv[argc++] = tok;
+	argv[argc] = NULL;
+	return record_options_parse(o, argc, argv);
+}
+
+int main(void)
+{
+	struct record_options o;
+	uint64_t ns;
+
+	CHECK(parse(&o, "record") == 0 && o.frequency_hz == 99 && o.npids == 0 && o.jfr &&
+	      o.epoch_interval_ns == 5000000000ULL && !strcmp(o.executors, "*"),
+	      "defaults");
+	CHECK(parse(&o, "record -p 12,34 -F 999 -d 2.5 -o out") == 0 && o.npids == 2 &&
+	      o.pids[1] == 34 && o.frequency_hz == 999 && o.duration_s == 2.5 &&
+	      !strcmp(o.output_dir, "out"), "pids, frequency, duration, output");
+	CHECK(parse(&o, "record -o out -- prog -x --y") == 0 && o.command &&
+	      !strcmp(o.command[0], "prog") && !strcmp(o.command[1], "-x") &&
+	      !strcmp(o.command[2], "--y"), "the command keeps its own options");
+	CHECK(parse(&o, "record --wall=20ms --min-off-cpu 500us --off-cpu") == 0 && o.wall &&
+	      o.off_cpu && o.wall_interval_ns == 20000000ULL && o.min_off_cpu_ns == 500000ULL,
+	      "wall and off-CPU settings");
+	CHECK(parse(&o, "record --wall") == 0 && o.wall_interval_ns == 10000000ULL,
+	      "wall interval default");
+	CHECK(parse(&o, "record --executors 1,3,5-8 --app app-1 --attribution epoch "
+			"--epoch-interval 2 --threads tasks -t") == 0 &&
+	      o.attribution == ATTRIBUTION_OPT_EPOCH && o.epoch_interval_ns == 2000000000ULL &&
+	      o.threads == THREADS_TASKS && o.per_thread && !strcmp(o.app_id, "app-1"),
+	      "Spark settings");
+	fprintf(stderr, "# the errors below are expected\n");
+	CHECK(parse(&o, "record -F 0") < 0, "zero frequency refused");
+	CHECK(parse(&o, "record -F 10001") < 0, "too high frequency refused");
+	CHECK(parse(&o, "record -p 12,x") < 0, "bad pid list refused");
+	CHECK(parse(&o, "record -p 0") < 0, "pid 0 refused");
+	CHECK(parse(&o, "record -d 0") < 0, "zero duration refused");
+	CHECK(parse(&o, "record --wall=abc") < 0, "bad wall interval refused");
+	CHECK(parse(&o, "record --executors 3-1") < 0, "bad executor spec refused");
+	CHECK(parse(&o, "record --attribution vote") < 0, "unknown attribution refused");
+	CHECK(parse(&o, "record -p 5 -- prog") < 0, "-p with a command refused");
+	CHECK(parse(&o, "record stray") < 0, "stray argument refused");
+	CHECK(parse(&o, "record --nope") < 0, "unknown option refused");
+
+	CHECK(parse_duration_ns("1.5", 1000000000ULL, &ns) == 0 && ns == 1500000000ULL,
+	      "duration in the default unit");
+	CHECK(parse_duration_ns("250us", 1, &ns) == 0 && ns == 250000, "microseconds");
+	CHECK(parse_duration_ns("2m", 1, &ns) == 0 && ns == 120000000000ULL, "minutes");
+	CHECK(parse_duration_ns("-1s", 1, &ns) < 0, "negative duration refused");
+	CHECK(parse_duration_ns("5 parsecs", 1, &ns) < 0, "unknown unit refused");
+	CHECK(parse_duration_ns("1e30s", 1, &ns) < 0, "overflowing duration refused");
+	TAP_DONE();
+}

@@ -1,0 +1,23 @@
+/* atomic_file.h - write a file so that readers see the old one or the
+ * whole new one, never half: write PATH.tmp, then rename it to PATH. */
+#ifndef SPARKPROF_ATOMIC_FILE_H
+#define SPARKPROF_ATOMIC_FILE_H
+
+#include <limits.h>
+#include <stdio.h>
+
+struct atomic_file {
+	FILE *file;
+	char path[PATH_MAX];
+	char tmp[PATH_MAX];
+};
+
+/* Creates PATH.tmp; returns its stream, or NULL after a message naming it. */
+FILE *atomic_file_open(struct atomic_file *af, const char *path);
+
+/* Closes the stream and renames it into place, unless err (the caller's
+ * own write error, -errno) or the close failed: then the temporary file is
+ * removed. Returns 0 or -errno, after a message naming the file. */
+int atomic_file_commit(struct atomic_file *af, int err);
+
+#endif
