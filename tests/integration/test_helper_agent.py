@@ -199,6 +199,29 @@ def test_code_cache_reuse_keeps_log_consistent(jdks, classes, agent_path, which)
         cleanup(java.pid)
 
 
+@pytest.mark.parametrize("which", WHICH)
+def test_attach_during_code_churn(jdks, classes, agent_path, which):
+    """Attached while code is compiled and unloaded: the only overlapping
+    live entries are ones published by the attach replay (dead code not yet
+    freed, or code reported by both the replay and a live event), which the
+    reader never names (no unload record gives their end)."""
+    jdk = pick(jdks, which)
+    java = Java(jdk, classes, ["CodeChurn", 10, classes], jvm_opts=["-XX:ReservedCodeCacheSize=8m"])
+    try:
+        time.sleep(2)
+        out = jcmd_load(jdk, java.pid, agent_path)
+        assert "return code: 0" in out.stdout, out.stdout + out.stderr
+        assert java.finish() == 0, java.stderr
+        log = read_log(java.pid)
+        assert not log.bad and len(log.unloads) >= 50
+        replay = log.replays["code"]
+        late = [(o, b) for o, b in log.live_overlaps() if o["ts"] > replay]
+        assert not late, late[:3]
+    finally:
+        java.finish()
+        cleanup(java.pid)
+
+
 def jcmd_load(jdk, pid, agent, opts=None):
     cmd = [os.path.join(jdk, "bin", "jcmd"), str(pid), "JVMTI.agent_load", agent]
     if opts:
