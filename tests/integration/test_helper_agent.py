@@ -176,6 +176,34 @@ def test_hot_methods_published_at_start(jdks, classes, agent_path, which):
 
 
 @pytest.mark.parametrize("which", WHICH)
+def test_linux_perf_names_java_methods_from_the_map(jdks, classes, agent_path, which, tmp_path):
+    """Linux perf itself (cpu-clock, no PMU needed) names the hot methods
+    from the helper's /tmp/perf-PID.map."""
+    java = Java(pick(jdks, which), classes, ["HotMethods", 8, 3, 0], agent=agent_path,
+                agent_opts="interval=200")
+    data = str(tmp_path / "perf.data")
+    try:
+        time.sleep(3)
+        rec = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "199", "-p",
+                              str(java.pid), "-o", data, "--", "sleep", "2"],
+                             capture_output=True, text=True, timeout=60)
+        assert rec.returncode == 0, rec.stderr
+        assert java.finish() == 0
+        rep = subprocess.run(["perf", "report", "-i", data, "--stdio", "--sort", "sym"],
+                             capture_output=True, text=True, timeout=120)
+        shares = {}
+        for line in rep.stdout.splitlines():
+            m = re.match(r"\s*([\d.]+)%\s+\[\.\]\s+(\S+)", line)
+            if m:
+                shares[m.group(2)] = float(m.group(1))
+        # Three workers on two CPUs: nearly all samples are in the hot methods.
+        assert sum(shares.get(h, 0) for h in HOT) >= 80, sorted(shares.items(), key=lambda x: -x[1])[:8]
+    finally:
+        java.finish()
+        cleanup(java.pid)
+
+
+@pytest.mark.parametrize("which", WHICH)
 def test_code_cache_reuse_keeps_log_consistent(jdks, classes, agent_path, which):
     java = Java(pick(jdks, which), classes, ["CodeChurn", 10, classes],
                 jvm_opts=["-XX:ReservedCodeCacheSize=8m"], agent=agent_path)
