@@ -1,7 +1,8 @@
 """A real Spark application on this machine, for tests: pyspark from PyPI
 (tools/install-deps.sh), a `local-cluster[2,1,1024]` master (a standalone
 master and two workers inside the driver JVM, each worker starting one real
-executor JVM: org.apache.spark.executor.CoarseGrainedExecutorBackend), a job
+executor JVM: org.apache.spark.executor.CoarseGrainedExecutorBackend, its
+logs in WORK_DIR/spark-home/work/APP/EXEC/stderr), a job
 of several stages (two scans, a shuffle join, an aggregation), and event
 logging on.
 
@@ -10,9 +11,11 @@ logging on.
     run.app_id, run.executors ({executor id: pid}), run.event_log,
     run.stages_by_executor ({executor id: {(stage, attempt), ...}})
 
-`while_running(run)` is called after the job finished and before the
-application stops, while the executor JVMs are still alive (a recording can
-be stopped there, executors inspected, ...).
+`before_job(run)` is called once the executors have registered, before the
+job starts (a recording of the running executors can be started there);
+`while_running(run)` after the job finished and before the application
+stops, while the executor JVMs are still alive (a recording can be stopped
+there, executors inspected, ...).  run.result is None in before_job.
 """
 import json
 import os
@@ -31,7 +34,7 @@ import json, os, sys, time
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-event_dir, java_opts, release, master = sys.argv[1:5]
+event_dir, java_opts, release, master, go = sys.argv[1:6]
 spark = (SparkSession.builder.master(master).appName("sparkprof-test")
          .config("spark.eventLog.enabled", "true")
          .config("spark.eventLog.dir", "file://" + event_dir)
@@ -46,6 +49,15 @@ spark = (SparkSession.builder.master(master).appName("sparkprof-test")
          .config("spark.ui.showConsoleProgress", "false")
          .getOrCreate())
 sc = spark.sparkContext
+# wait for the executors (local-cluster[N,...]: N of them) to register, say
+# so, and wait for the go-ahead
+want = int(master.split("[")[1].split(",")[0]) if master.startswith("local-cluster[") else 0
+deadline = time.time() + 600
+while sc._jsc.sc().getExecutorMemoryStatus().size() < want + 1 and time.time() < deadline:
+    time.sleep(0.2)
+print(json.dumps({"ready": sc.applicationId}), flush=True)
+while not os.path.exists(go) and time.time() < deadline:
+    time.sleep(0.1)
 facts = spark.range(0, 1500000, numPartitions=4).selectExpr(
     "id", "id % 1000 as k", "sha2(cast(id as string), 256) as h")
 dims = spark.range(0, 1000, numPartitions=2).selectExpr("id as k", "id * 2 as v")
@@ -74,6 +86,20 @@ class SparkRun:
 def spark_home():
     import pyspark
     return os.path.dirname(pyspark.__file__)
+
+
+def private_spark_home(work_dir):
+    """A SPARK_HOME of symlinks to pyspark's files, so that the workers'
+    folder ($SPARK_HOME/work: executor logs, app files) is the test's own,
+    not inside the installed package."""
+    home = os.path.join(work_dir, "spark-home")
+    os.makedirs(os.path.join(home, "work"), exist_ok=True)
+    real = spark_home()
+    for name in os.listdir(real):
+        link = os.path.join(home, name)
+        if name != "work" and not os.path.lexists(link):
+            os.symlink(os.path.join(real, name), link)
+    return home
 
 
 def executor_pids(app_id):
@@ -129,36 +155,44 @@ def stages_by_executor(event_log):
 
 
 def run_job(work_dir, executor_java_options="", master="local-cluster[2,1,1024]",
-            java_home="/usr/lib/jvm/java-17-openjdk-amd64", while_running=None,
-            timeout=900):
+            java_home="/usr/lib/jvm/java-17-openjdk-amd64", before_job=None,
+            while_running=None, timeout=900):
     """Runs the job; returns a SparkRun.  Raises AssertionError with the
     driver's output on failure.  Leaves no JVM behind."""
     work_dir = str(work_dir)
     event_dir = os.path.join(work_dir, "events")
     os.makedirs(event_dir, exist_ok=True)
     release = os.path.join(work_dir, "release")
+    go = os.path.join(work_dir, "go")
     script = os.path.join(work_dir, "driver.py")
     with open(script, "w") as f:
         f.write(DRIVER)
-    env = dict(os.environ, JAVA_HOME=java_home, SPARK_HOME=spark_home(),
+    env = dict(os.environ, JAVA_HOME=java_home, SPARK_HOME=private_spark_home(work_dir),
                PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
                SPARK_LOCAL_IP="127.0.0.1", SPARK_LOCAL_DIRS=os.path.join(work_dir, "local"))
     env["PATH"] = os.path.join(java_home, "bin") + ":" + env.get("PATH", "")
     log = open(os.path.join(work_dir, "driver.log"), "w+")
     proc = subprocess.Popen([sys.executable, script, event_dir, executor_java_options, release,
-                             master], stdout=subprocess.PIPE, stderr=log, text=True, env=env,
-                            cwd=work_dir, start_new_session=True)
+                             master, go], stdout=subprocess.PIPE, stderr=log, text=True,
+                            env=env, cwd=work_dir, start_new_session=True)
     run = None
-    try:
-        line = proc.stdout.readline()  # blocks until the job is done
+
+    def next_line():
+        line = proc.stdout.readline()  # blocks until the driver says something
         if not line:
             proc.wait(timeout=60)
             log.seek(0)
             raise AssertionError(f"Spark job failed ({proc.returncode}):\n{log.read()[-6000:]}")
-        result = json.loads(line)
-        app_id = result["app_id"]
+        return json.loads(line)
+
+    try:
+        app_id = next_line()["ready"]
         run = SparkRun(app_id, os.path.join(event_dir, app_id), executor_pids(app_id),
-                       driver_pid(proc.pid), result)
+                       driver_pid(proc.pid), None)
+        if before_job:
+            before_job(run)
+        open(go, "w").close()
+        run.result = next_line()
         if while_running:
             while_running(run)
         open(release, "w").close()
