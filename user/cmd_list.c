@@ -8,6 +8,7 @@
 #include "json_writer.h"
 #include "jvm_process.h"
 #include "log.h"
+#include "spark_executor.h"
 
 /* MAIN is cut to this width; class names keep their end (the class). */
 #define MAIN_WIDTH 60
@@ -20,7 +21,8 @@ static void usage(FILE *out)
 		"Lists the JVMs on this node (also in containers): pid, user, JDK version,\n"
 		"whether the sparkprof helper is loaded, whether the JVM runs with\n"
 		"-XX:+PreserveFramePointer (without it Java stacks break), and its main\n"
-		"class or jar.\n"
+		"class or jar; for Spark executors, the application and executor ids\n"
+		"(APP '?' when a local-mode driver's id is made inside the JVM).\n"
 		"\n"
 		"  --json      one JSON array of objects, for scripts\n"
 		"  -h, --help  this text\n");
@@ -81,11 +83,25 @@ static const char *fp_text(const struct jvm_flags *f)
 	return f->incomplete ? "no?" : "no";
 }
 
-static void print_table(const struct jvm_info *jvms, size_t n)
+/* Spark's view of each JVM (backend NONE for the others). */
+static struct spark_executor *identify_executors(const struct jvm_info *jvms, size_t n)
 {
-	printf("%-8s %-12s %-8s %-6s %-3s %s\n", "PID", "USER", "JDK", "HELPER", "FP", "MAIN");
+	struct spark_executor *ex = calloc(n ? n : 1, sizeof(*ex));
+
+	for (size_t i = 0; ex && i < n; i++)
+		if (spark_executor_identify(jvms[i].pid, &ex[i]) != 1)
+			memset(&ex[i], 0, sizeof(ex[i]));
+	return ex;
+}
+
+static void print_table(const struct jvm_info *jvms, const struct spark_executor *ex, size_t n)
+{
+	printf("%-8s %-12s %-4s %-6s %-3s %-24s %-8s %s\n", "PID", "USER", "JDK", "HELPER", "FP",
+	       "APP", "EXECUTOR", "MAIN");
 	for (size_t i = 0; i < n; i++) {
 		const struct jvm_info *j = &jvms[i];
+		const struct spark_executor *e = &ex[i];
+		bool executor = e->backend != SPARK_BACKEND_NONE;
 		char main[JVM_MAIN_MAX + 16], jdk[16];
 
 		main_text(j, main, sizeof(main));
@@ -94,8 +110,10 @@ static void print_table(const struct jvm_info *jvms, size_t n)
 			snprintf(jdk, sizeof(jdk), "%d", j->jdk_major);
 		else
 			snprintf(jdk, sizeof(jdk), "?");
-		printf("%-8d %-12.12s %-8s %-6s %-3s %s\n", (int)j->pid, j->user, jdk,
-		       j->helper_loaded ? "loaded" : "-", fp_text(&j->flags), main);
+		printf("%-8d %-12.12s %-4s %-6s %-3s %-24s %-8s %s\n", (int)j->pid, j->user, jdk,
+		       j->helper_loaded ? "loaded" : "-", fp_text(&j->flags),
+		       !executor ? "-" : e->app_id_known && e->app_id[0] ? e->app_id : "?",
+		       executor && e->executor_id[0] ? e->executor_id : "-", main);
 	}
 }
 
@@ -108,7 +126,28 @@ static void json_flag(struct json_writer *w, const char *key, enum jvm_flag f)
 		json_bool(w, f == JVM_FLAG_ON);
 }
 
-static void print_json(const struct jvm_info *jvms, size_t n)
+static void json_spark(struct json_writer *w, const struct spark_executor *e)
+{
+	json_key(w, "spark");
+	if (e->backend == SPARK_BACKEND_NONE) {
+		json_null(w);
+		return;
+	}
+	json_begin_object(w);
+	json_key(w, "backend");
+	json_string(w, spark_backend_name(e->backend));
+	json_key(w, "app_id");
+	json_string(w, e->app_id_known && e->app_id[0] ? e->app_id : NULL);
+	json_key(w, "executor_id");
+	json_string(w, e->executor_id[0] ? e->executor_id : NULL);
+	json_key(w, "container_id");
+	json_string(w, e->container_id[0] ? e->container_id : NULL);
+	json_key(w, "pod_name");
+	json_string(w, e->pod_name[0] ? e->pod_name : NULL);
+	json_end_object(w);
+}
+
+static void print_json(const struct jvm_info *jvms, const struct spark_executor *ex, size_t n)
 {
 	struct json_writer w;
 
@@ -146,6 +185,7 @@ static void print_json(const struct jvm_info *jvms, size_t n)
 		json_string(&w, j->cmdline.main_kind == JVM_MAIN_NONE ? NULL : j->cmdline.main);
 		json_key(&w, "main_kind");
 		json_string(&w, main_kind_name(j->cmdline.main_kind));
+		json_spark(&w, &ex[i]);
 		json_end_object(&w);
 	}
 	json_end_array(&w);
@@ -183,6 +223,7 @@ int cmd_list(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct jvm_info *jvms;
+	struct spark_executor *ex;
 	size_t n;
 	bool json = false;
 	int opt, rc;
@@ -210,12 +251,19 @@ int cmd_list(int argc, char **argv)
 		sp_err("list: reading /proc: %s", strerror(-rc));
 		return 1;
 	}
+	ex = identify_executors(jvms, n);
+	if (!ex) {
+		sp_err("list: no memory for %zu JVMs", n);
+		free(jvms);
+		return 1;
+	}
 	if (json) {
-		print_json(jvms, n);
+		print_json(jvms, ex, n);
 	} else {
-		print_table(jvms, n);
+		print_table(jvms, ex, n);
 		warn_no_frame_pointer(jvms, n);
 	}
+	free(ex);
 	free(jvms);
 	return 0;
 }

@@ -1,8 +1,8 @@
 /* probe_agent.c - a tiny real JVMTI agent for the attach tests.
  *
  * Options: "marker=PATH[,rc=N]". On load (at start or by attach) it asks the
- * JVM for a JVMTI environment and the java.version property, writes
- * "loaded pid=P via=attach|start java.version=V options=O" to PATH, and
+ * JVM for a JVMTI environment and the java.vm.version property, writes
+ * "loaded pid=P via=attach|start java.vm.version=V options=O" to PATH, and
  * returns N (default 0) so the tests can make Agent_OnAttach fail.
  */
 #include <jni.h>
@@ -42,7 +42,7 @@ static int probe(JavaVM *vm, const char *options, const char *via)
 	if (marker[0]) {
 		f = fopen(marker, "w");
 		if (f) {
-			fprintf(f, "loaded pid=%d via=%s java.version=%s options=%s\n", (int)getpid(),
+			fprintf(f, "loaded pid=%d via=%s java.vm.version=%s options=%s\n", (int)getpid(),
 				via, version ? version : "?", options);
 			fclose(f);
 		}
