@@ -537,6 +537,18 @@ EXPORT JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *re
 	return JNI_OK;
 }
 
+/* Runs when the helper loads itself with System.load on attach (see
+ * thread_names.c); a plain System.load by anyone else does nothing. */
+EXPORT JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved)
+{
+	(void)reserved;
+	JNIEnv *jni;
+	if (the_agent.jvmti && the_agent.opt.names &&
+	    (*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) == JNI_OK)
+		thread_names_on_jni_load(&the_agent, jni);
+	return JNI_VERSION_1_6;
+}
+
 EXPORT JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)
 {
 	(void)vm;

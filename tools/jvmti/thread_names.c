@@ -44,7 +44,7 @@ static void publish_name(struct agent *a, pid_t tid, const char *name)
 {
 	if (tid <= 0 || !name)
 		return;
-	char line[SPARKPROF_HELPER_MAX_LINE], esc[4096];
+	char line[SPARKPROF_HELPER_MAX_LINE], esc[SPARKPROF_HELPER_MAX_LINE - 64];
 	escape_name(esc, sizeof(esc), name);
 	pthread_mutex_lock(&a->pub.lock);
 	struct thread_name_entry *e = lookup(&a->names, tid, 1);
@@ -127,9 +127,51 @@ void thread_names_on_bind(struct agent *a, void *address, void **new_address)
 	a->names.hooked = 1;
 }
 
-/* A late attach misses Thread's own registration: rebind with
- * RegisterNatives.  HotSpot logs a one-line warning about it (jni+resolve)
- * on the JVM's stdout; at start the bind event avoids that. */
+/* Rebinds setNativeName with RegisterNatives.  Called from the helper's
+ * JNI_OnLoad when possible (see hook_set_native_name). */
+static int register_wrapper(struct agent *a, JNIEnv *jni)
+{
+	jclass cls = (*jni)->FindClass(jni, "java/lang/Thread");
+	if (!cls) {
+		(*jni)->ExceptionClear(jni);
+		return -1;
+	}
+	JNINativeMethod m = { "setNativeName", "(Ljava/lang/String;)V", (void *)set_native_name };
+	int rc = (*jni)->RegisterNatives(jni, cls, &m, 1);
+	if (rc == 0)
+		a->names.hooked = 1;
+	else
+		(*jni)->ExceptionClear(jni);
+	(*jni)->DeleteLocalRef(jni, cls);
+	return rc;
+}
+
+void thread_names_on_jni_load(struct agent *a, JNIEnv *jni)
+{
+	if (a->names.original && !a->names.hooked)
+		register_wrapper(a, jni);
+}
+
+/* The JDK's feature version (17, 25...), 0 if unknown. */
+static int jdk_feature(struct agent *a)
+{
+	char *v = NULL;
+	if ((*a->jvmti)->GetSystemProperty(a->jvmti, "java.vm.specification.version", &v) !=
+	    JVMTI_ERROR_NONE || !v)
+		return 0;
+	int feature = atoi(v);
+	(*a->jvmti)->Deallocate(a->jvmti, (unsigned char *)v);
+	return feature;
+}
+
+/* A late attach misses Thread's own registration.  RegisterNatives called
+ * straight from the helper makes HotSpot log a warning (jni+resolve) on the
+ * JVM's stdout, because no caller class of the platform loader is on the
+ * stack.  Up to JDK 23 the helper therefore loads itself with System.load:
+ * its JNI_OnLoad then runs under java.base's NativeLibraries frames and
+ * rebinds quietly.  From JDK 24 on System.load from JNI prints four lines
+ * about restricted methods (JEP 472), so there the one-line warning is the
+ * lesser evil. */
 static void hook_set_native_name(struct agent *a, JNIEnv *jni)
 {
 	if (a->names.hooked)
@@ -143,19 +185,22 @@ static void hook_set_native_name(struct agent *a, JNIEnv *jni)
 		agent_say("JVM_SetNativeThreadName not found in libjvm; renames are seen by polling only");
 		return;
 	}
-	jclass cls = (*jni)->FindClass(jni, "java/lang/Thread");
-	if (!cls) {
-		(*jni)->ExceptionClear(jni);
-		return;
+	Dl_info self;
+	int feature = jdk_feature(a);
+	jclass sys = feature && feature < 24 ? (*jni)->FindClass(jni, "java/lang/System") : NULL;
+	jmethodID load = sys ? (*jni)->GetStaticMethodID(jni, sys, "load", "(Ljava/lang/String;)V") : NULL;
+	if (load && dladdr((void *)hook_set_native_name, &self) && self.dli_fname &&
+	    self.dli_fname[0] == '/') {
+		jstring path = (*jni)->NewStringUTF(jni, self.dli_fname);
+		if (path)
+			(*jni)->CallStaticVoidMethod(jni, sys, load, path);
 	}
-	JNINativeMethod m = { "setNativeName", "(Ljava/lang/String;)V", (void *)set_native_name };
-	if ((*jni)->RegisterNatives(jni, cls, &m, 1) == 0) {
-		a->names.hooked = 1;
-	} else {
+	if ((*jni)->ExceptionCheck(jni))
 		(*jni)->ExceptionClear(jni);
+	if (sys)
+		(*jni)->DeleteLocalRef(jni, sys);
+	if (!a->names.hooked && register_wrapper(a, jni) != 0)
 		agent_say("cannot rebind Thread.setNativeName; renames are seen by polling only");
-	}
-	(*jni)->DeleteLocalRef(jni, cls);
 }
 
 void thread_names_init(struct agent *a, JNIEnv *jni)

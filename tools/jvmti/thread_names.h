@@ -48,6 +48,9 @@ void thread_names_init(struct agent *a, JNIEnv *jni);
 void thread_names_prepare_bind(struct agent *a);
 void thread_names_on_bind(struct agent *a, void *address, void **new_address);
 
+/* From the helper's JNI_OnLoad (System.load during attach). */
+void thread_names_on_jni_load(struct agent *a, JNIEnv *jni);
+
 void thread_names_on_start(struct agent *a, JNIEnv *jni, jthread thread);
 void thread_names_on_end(struct agent *a, JNIEnv *jni, jthread thread);
 
