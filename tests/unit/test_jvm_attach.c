@@ -1,7 +1,11 @@
 /* test_jvm_attach.c - the attach reply parsers, and refusals that need no
  * JVM (the integration tests attach to real JVMs). */
 #include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "jvm_attach.h"
@@ -92,10 +96,59 @@ static void test_refusals(void)
 	CHECK(rc == -ENOEXEC, "jcmd on a non-JVM: -ENOEXEC");
 }
 
+/* jcmd against a real JVM: the default `java` (JDK 17, which the project
+ * requires) running a source-file program that idles. */
+static void test_jcmd_live(void)
+{
+	static const char src[] =
+		"public class Idle { public static void main(String[] a) throws Exception {"
+		" System.out.println(\"ready\"); System.out.flush();"
+		" while (true) Thread.sleep(1000); } }\n";
+	char dir[] = "/tmp/sparkprof-jcmd-XXXXXX", path[64], out[8192], err[512], line[64];
+	int fds[2], rc;
+	pid_t jvm;
+	FILE *f, *from;
+	bool ready;
+
+	if (!mkdtemp(dir))
+		return;
+	snprintf(path, sizeof(path), "%s/Idle.java", dir);
+	f = fopen(path, "w");
+	if (!f || fputs(src, f) < 0 || fclose(f) || pipe(fds))
+		return;
+	fflush(stdout);
+	jvm = fork();
+	if (jvm == 0) {
+		dup2(fds[1], 1);
+		execlp("java", "java", path, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	from = fdopen(fds[0], "r");
+	ready = from && fgets(line, sizeof(line), from) && !strcmp(line, "ready\n");
+	CHECK(ready, "a JDK 17 JVM runs Idle.java");
+	if (ready) {
+		rc = jvm_attach_jcmd(jvm, "VM.version", out, sizeof(out), err, sizeof(err));
+		CHECK(rc == 0 && strstr(out, "JDK 17"), "jcmd VM.version names JDK 17");
+		rc = jvm_attach_jcmd(jvm, "No.such.command", out, sizeof(out), err, sizeof(err));
+		CHECK(rc == -EPROTO && strstr(err, "Unknown diagnostic command") &&
+		      !strchr(err, '\n'), "an unknown command fails in one line: %s", err);
+		rc = kill(jvm, 0);
+		CHECK(rc == 0, "the JVM is still alive");
+	}
+	kill(jvm, SIGKILL);
+	waitpid(jvm, NULL, 0);
+	if (from)
+		fclose(from);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	test_replies();
 	test_one_line();
 	test_refusals();
+	test_jcmd_live();
 	TAP_DONE();
 }
