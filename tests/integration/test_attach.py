@@ -490,3 +490,18 @@ def test_usage_errors(sparkprof_bin, probe):
     assert r.returncode == 2 and "'12x' is not a process id" in r.stderr
     r = attach(sparkprof_bin, "--agent", "/nonexistent/lib.so", os.getpid())
     assert r.returncode == 1 and "/nonexistent/lib.so: No such file or directory" in r.stderr
+
+
+def test_dynamic_agent_loading_disabled(newest_jdk, jdks, java_classes, probe, work_dir, jvms,
+                                        sparkprof_bin):
+    """JDK 21+ with -XX:-EnableDynamicAgentLoading: the JVM refuses the load
+    and says why; we pass its words on in one line."""
+    if max(jdks) < 21:
+        pytest.skip("needs JDK 21+")
+    jvm = Jvm(newest_jdk, ["-XX:-EnableDynamicAgentLoading", "-cp", java_classes, "Idle"],
+              work_dir)
+    jvms.append(jvm)
+    r = attach(sparkprof_bin, "--agent", probe, jvm.pid)
+    one_error_line(r, jvm.pid, "Dynamic agent loading is not enabled")
+    assert alive(jvm.pid)
+    assert "libprobe" not in maps_text(jvm.pid)
