@@ -375,7 +375,7 @@ static void child_run(const struct target *t, const char *request, size_t reques
 		      struct child_io *io)
 {
 	char sock[64], trigger[64], proc[64];
-	int cwdfd, fd;
+	int cwdfd, rootfd, fd;
 	char *reply;
 	size_t len = 0;
 	bool in_cwd = false;
@@ -384,6 +384,10 @@ static void child_run(const struct target *t, const char *request, size_t reques
 	 * and our identity. */
 	snprintf(proc, sizeof(proc), "/proc/%d/cwd", (int)t->pid);
 	cwdfd = open(proc, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	snprintf(proc, sizeof(proc), "/proc/%d/root", (int)t->pid);
+	rootfd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		child_fail(io, -errno, "open %s: %s", proc, strerror(errno));
 	if (t->other_mntns) {
 		snprintf(proc, sizeof(proc), "/proc/%d/ns/mnt", (int)t->pid);
 		fd = open(proc, O_RDONLY | O_CLOEXEC);
@@ -391,10 +395,12 @@ static void child_run(const struct target *t, const char *request, size_t reques
 			child_fail(io, -errno, "entering the JVM's mount namespace (%s): %s",
 				   proc, strerror(errno));
 		close(fd);
-		if (chdir("/") < 0)
-			child_fail(io, -errno, "chdir / in the JVM's mount namespace: %s",
-				   strerror(errno));
 	}
+	/* The JVM's /tmp is the one under its root, which may be a chroot
+	 * inside its mount namespace. */
+	if (fchdir(rootfd) < 0 || chroot(".") < 0 || chdir("/") < 0)
+		child_fail(io, -errno, "entering the JVM's root directory: %s", strerror(errno));
+	close(rootfd);
 	if (setgroups(1, &t->gid) < 0 || setegid(t->gid) < 0 || seteuid(t->uid) < 0)
 		child_fail(io, -errno, "taking the JVM's uid %u gid %u: %s", (unsigned)t->uid,
 			   (unsigned)t->gid, strerror(errno));
@@ -450,8 +456,17 @@ static void child_run(const struct target *t, const char *request, size_t reques
 		if (fd < 0)
 			child_fail(io, -errno, "connecting to %s: %s", sock, strerror(errno));
 	}
-	if (!write_all(fd, request, request_len))
-		child_fail(io, -errno, "sending the request on %s: %s", sock, strerror(errno));
+	for (size_t sent = 0; sent < request_len;) {
+		/* MSG_NOSIGNAL: a JVM that hangs up must not SIGPIPE us */
+		ssize_t n = send(fd, request + sent, request_len - sent, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			child_fail(io, -errno, "sending the request on %s: %s", sock,
+				   strerror(errno));
+		sent += (size_t)n;
+	}
 
 	reply = malloc(REPLY_MAX + 1);
 	if (!reply)
@@ -496,7 +511,7 @@ static long long now_ms(void)
 static int run_request(const struct target *t, const char *request, size_t request_len,
 		       char **reply, size_t *reply_len, char *err, size_t errlen)
 {
-	int pipefd[2], status, rc = 0;
+	int pipefd[2], status = 0, rc = 0;
 	char *buf;
 	size_t len = 0, cap = REPLY_MAX + 512;
 	long long deadline = now_ms() + JVM_ATTACH_SOCKET_WAIT_MS + JVM_ATTACH_REPLY_WAIT_MS + 5000;
@@ -553,6 +568,8 @@ static int run_request(const struct target *t, const char *request, size_t reque
 			break;
 	}
 	close(pipefd[0]);
+	/* ECHILD (a caller's SIGCHLD handler reaped it) leaves status 0: the
+	 * pipe's content decides. */
 	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
 		;
 	if (rc == -ETIMEDOUT) {

@@ -505,3 +505,37 @@ def test_dynamic_agent_loading_disabled(newest_jdk, jdks, java_classes, probe, w
     one_error_line(r, jvm.pid, "Dynamic agent loading is not enabled")
     assert alive(jvm.pid)
     assert "libprobe" not in maps_text(jvm.pid)
+
+
+def test_attach_into_chroot(jdks, java_classes, probe, work_dir, sparkprof_bin):
+    """A JVM chrooted inside its own mount namespace (its root is not the
+    namespace's root) with a private /tmp under that root: the socket and
+    the agent copy must be found under the JVM's root."""
+    log = os.path.join(work_dir, "chroot-jvm.out")
+    classes = java_classes
+    inner = ("mount --rbind / /mnt && mount -t tmpfs tmpfs /mnt/tmp && "
+             f"mount --bind '{classes}' /mnt/media && "
+             f"exec chroot /mnt '{os.path.join(jdks[17], 'bin', 'java')}' -cp /media Idle")
+    with open(log, "w") as out:
+        proc = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                                 inner], stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with open(log) as f:
+                if "ready" in f.read():
+                    break
+            assert proc.poll() is None, open(log).read()
+            time.sleep(0.05)
+        assert os.readlink(f"/proc/{proc.pid}/root") == "/mnt"
+        r = attach(sparkprof_bin, "--agent", probe, "--options", "marker=/tmp/chroot-marker",
+                   proc.pid)
+        assert r.returncode == 0, r.stderr
+        text = marker_text(f"/proc/{proc.pid}/root/tmp/chroot-marker")
+        assert text.startswith(f"loaded pid={proc.pid} via=attach")
+        assert not os.path.exists("/tmp/chroot-marker")
+        assert alive(proc.pid)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
