@@ -40,7 +40,20 @@ def record_sim(out_dir, tmp_path, classpath, agent_path, java_home, *record_args
                                 jvm_args=[f"-agentpath:{agent_path}", "-XX:+PreserveFramePointer"],
                                 scale=scale)
     record(out_dir, "-F", "199", *record_args, "--", *cmd, timeout=600)
-    return spark_sim.load_truth(truth_path)
+    truth = spark_sim.load_truth(truth_path)
+    remove_helper_files([truth["pid"]])
+    return truth
+
+
+def remove_helper_files(pids):
+    """The helper's log and perf map of JVMs this test started and that are
+    gone (a few MB each in /tmp)."""
+    for pid in pids:
+        for path in (f"/tmp/sparkprof-{pid}.log", f"/tmp/perf-{pid}.map"):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
 
 
 def exec_dir(out_dir):
@@ -136,6 +149,7 @@ def test_real_spark_per_stage_files(tmp_path, agent_path, jdks):
             rec.kill()
             rec.wait()
     err = rec.stderr.read()
+    remove_helper_files(run.executors.values())
     assert rec.returncode == 0, err
 
     app_dir = out / run.app_id
