@@ -53,6 +53,7 @@ static void publish_name(struct agent *a, pid_t tid, const char *name)
 		if (copy) {
 			free(e->name);
 			e->name = copy;
+			e->renames++;
 			/* Readers take a rename as the start of a task (busy);
 			 * the next poll that finds the thread idle says so. */
 			e->idle = 0;
@@ -64,12 +65,26 @@ static void publish_name(struct agent *a, pid_t tid, const char *name)
 	pthread_mutex_unlock(&a->pub.lock);
 }
 
-static void publish_idle(struct agent *a, pid_t tid, int idle)
+/* How many times tid was renamed so far (0 when unknown). */
+static unsigned renames_of(struct agent *a, pid_t tid)
+{
+	pthread_mutex_lock(&a->pub.lock);
+	struct thread_name_entry *e = lookup(&a->names, tid, 0);
+	unsigned renames = e ? e->renames : 0;
+	pthread_mutex_unlock(&a->pub.lock);
+	return renames;
+}
+
+/* Publishes an idle/busy mark found by a stack check that started when
+ * tid had been renamed renames_before times. If the thread was renamed
+ * since (it took a task while we looked), the check is stale: the rename,
+ * published with its own time, already says busy. */
+static void publish_idle(struct agent *a, pid_t tid, int idle, unsigned renames_before)
 {
 	char line[128];
 	pthread_mutex_lock(&a->pub.lock);
 	struct thread_name_entry *e = lookup(&a->names, tid, 0);
-	if (e && e->idle != idle) {
+	if (e && e->idle != idle && e->renames == renames_before) {
 		e->idle = idle;
 		int n = snprintf(line, sizeof(line), "S %" PRIu64 " %d %s\n", agent_now_ns(),
 				 (int)tid, idle ? "idle" : "busy");
@@ -293,9 +308,10 @@ void thread_names_poll(struct agent *a, JNIEnv *jni, int with_idle)
 			publish_name(a, tid, name);
 			if (with_idle && tid > 0 &&
 			    !strncmp(name, TASK_THREAD_PREFIX, strlen(TASK_THREAD_PREFIX))) {
+				unsigned renames = renames_of(a, tid);
 				int idle = is_idle(a, jni, threads[i]);
 				if (idle >= 0)
-					publish_idle(a, tid, idle);
+					publish_idle(a, tid, idle, renames);
 			}
 			(*a->jvmti)->Deallocate(a->jvmti, (unsigned char *)name);
 		}

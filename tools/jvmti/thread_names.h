@@ -25,6 +25,8 @@ struct thread_name_entry {
 	pid_t tid;
 	char *name;     /* as published (unescaped) */
 	int idle;       /* -1 unknown, 0 busy, 1 idle */
+	unsigned renames; /* counts renames: an idle check that a rename
+			   * overtook is stale and dropped */
 };
 
 struct thread_names {
