@@ -70,6 +70,33 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
+/* A process user space has inspected ran exec: its memory map, command line
+ * and maybe its runtime (a shell becoming a JVM) are new. Tell user space,
+ * and make the next sample wake it at once to inspect it again. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(note_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = task->tgid;
+	struct sp_event_header *hdr;
+
+	if (!bpf_map_lookup_elem(&known_tgids, &tgid))
+		return 0;
+	bpf_map_delete_elem(&known_tgids, &tgid);
+	hdr = bpf_ringbuf_reserve(&events, sizeof(*hdr), 0);
+	if (!hdr) {
+		sp_count(SP_CNT_LOST_RINGBUF);
+		return 0;
+	}
+	hdr->kind = SP_EVENT_EXEC;
+	hdr->cpu = bpf_get_smp_processor_id();
+	hdr->tgid = tgid;
+	hdr->tid = task->pid;
+	hdr->timestamp_ns = bpf_ktime_get_ns();
+	bpf_get_current_comm(hdr->comm, sizeof(hdr->comm));
+	bpf_ringbuf_submit(hdr, 0);
+	return 0;
+}
+
 /* `record -- cmd` profiles the command and everything it forks. */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(follow_fork, struct task_struct *parent, struct task_struct *child)

@@ -20,6 +20,7 @@
 enum sp_event_kind {
 	SP_EVENT_CPU_SAMPLE = 1, /* cpu-clock sample of a running thread */
 	SP_EVENT_OFF_CPU = 2,    /* a thread's interval off the CPU */
+	SP_EVENT_EXEC = 3,       /* a known process exec'd: a header alone */
 };
 
 /* Counters kept per CPU in the "counters" map; user space sums them. */

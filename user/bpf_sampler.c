@@ -22,6 +22,7 @@ struct bpf_sampler {
 	int *perf_fds;
 	struct bpf_link **links;
 	struct bpf_link *fork_link;
+	struct bpf_link *exec_link;
 	unsigned int frequency_hz;
 	int nr_possible_cpus;
 };
@@ -103,6 +104,11 @@ struct bpf_sampler *bpf_sampler_open(const struct bpf_sampler_options *opts)
 		sp_err("set up the BPF ring buffer: %s", strerror(errno));
 		goto fail;
 	}
+	s->exec_link = bpf_program__attach(s->skel->progs.note_exec);
+	if (!s->exec_link) {
+		sp_err("attach to sched_process_exec: %s", strerror(errno));
+		goto fail;
+	}
 	if (opts->follow_children) {
 		s->fork_link = bpf_program__attach(s->skel->progs.follow_fork);
 		if (!s->fork_link) {
@@ -156,6 +162,7 @@ void bpf_sampler_close(struct bpf_sampler *s)
 	if (s->links)
 		bpf_sampler_stop(s);
 	bpf_link__destroy(s->fork_link);
+	bpf_link__destroy(s->exec_link);
 	ring_buffer__free(s->ringbuf);
 	for (int i = 0; s->perf_fds && i < s->nr_cpus; i++)
 		if (s->perf_fds[i] >= 0)

@@ -10,7 +10,9 @@
 #include "strmap.h"
 
 struct process_table {
-	struct strmap *by_pid; /* decimal pid -> struct process */
+	struct strmap *by_pid;     /* decimal pid -> struct process (NULL: retired) */
+	struct process **retired;  /* processes that ran exec since */
+	size_t nretired;
 };
 
 struct process_table *process_table_new(void)
@@ -52,6 +54,9 @@ void process_table_free(struct process_table *t, void (*free_fn)(struct process 
 		return;
 	strmap_foreach(t->by_pid, free_one, &fc);
 	strmap_free(t->by_pid, NULL);
+	for (size_t i = 0; i < t->nretired; i++)
+		free_one(NULL, t->retired[i], &fc);
+	free(t->retired);
 	free(t);
 }
 
@@ -82,6 +87,23 @@ struct process *process_table_find(struct process_table *t, pid_t pid)
 	int len = snprintf(key, sizeof(key), "%d", pid);
 
 	return strmap_get(t->by_pid, key, (size_t)len);
+}
+
+void process_table_retire(struct process_table *t, pid_t pid)
+{
+	char key[16];
+	int len = snprintf(key, sizeof(key), "%d", pid), inserted;
+	void **slot = strmap_slot(t->by_pid, key, (size_t)len, &inserted);
+	struct process **retired;
+
+	if (!slot || !*slot)
+		return;
+	retired = realloc(t->retired, (t->nretired + 1) * sizeof(*retired));
+	if (!retired)
+		return; /* keep using the old entry: names may be off, nothing breaks */
+	t->retired = retired;
+	t->retired[t->nretired++] = *slot;
+	*slot = NULL;
 }
 
 struct process *process_table_get(struct process_table *t, pid_t pid, const char *fallback_comm,
@@ -125,11 +147,14 @@ int process_table_foreach(struct process_table *t, int (*fn)(struct process *p, 
 			  void *ctx)
 {
 	struct foreach_ctx fc = { fn, ctx };
+	int ret = 0;
 
-	return strmap_foreach(t->by_pid, visit, &fc);
+	for (size_t i = 0; i < t->nretired && !ret; i++)
+		ret = fn(t->retired[i], ctx);
+	return ret ? ret : strmap_foreach(t->by_pid, visit, &fc);
 }
 
 size_t process_table_count(const struct process_table *t)
 {
-	return strmap_count(t->by_pid);
+	return strmap_count(t->by_pid) + t->nretired;
 }

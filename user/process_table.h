@@ -52,6 +52,10 @@ struct process *process_table_get(struct process_table *table, pid_t pid,
 				  const char *fallback_comm, bool *created);
 struct process *process_table_find(struct process_table *table, pid_t pid);
 
+/* pid ran exec: its entry stays valid (and visited) but is no longer found
+ * by pid, so the next get() creates a fresh one for the new program. */
+void process_table_retire(struct process_table *table, pid_t pid);
+
 /* Visits processes in the order they were first seen. */
 int process_table_foreach(struct process_table *table,
 			  int (*fn)(struct process *p, void *ctx), void *ctx);

@@ -33,6 +33,7 @@
  * slots. */
 struct pending_record {
 	struct pending_record *next;
+	struct process *process;  /* as it was when the record arrived (exec) */
 	uint64_t arrival_ns;
 	uint64_t timestamp_ns;
 	uint64_t off_cpu_ns;
@@ -232,6 +233,11 @@ int recorder_on_record(void *ctx, const void *data, size_t size)
 	bool created;
 
 	rec->totals.records++;
+	if (size >= sizeof(*hdr) && hdr->kind == SP_EVENT_EXEC) {
+		/* Records already queued keep the old program's entry. */
+		process_table_retire(rec->processes, (pid_t)hdr->tgid);
+		return 0;
+	}
 	if (size < sizeof(*hdr) ||
 	    (hdr->kind == SP_EVENT_CPU_SAMPLE && size < sizeof(struct sp_cpu_sample)) ||
 	    (hdr->kind == SP_EVENT_OFF_CPU && size < sizeof(struct sp_off_cpu_event)) ||
@@ -277,32 +283,46 @@ int recorder_on_record(void *ctx, const void *data, size_t size)
 	memcpy(pr->addrs, stacks->kstack, nk * sizeof(uint64_t));
 	memcpy(pr->addrs + nk, stacks->ustack, nu * sizeof(uint64_t));
 
-	if (rec->tail)
-		rec->tail->next = pr;
-	else
-		rec->head = pr;
-	rec->tail = pr;
-
 	p = process_table_get(rec->processes, (pid_t)hdr->tgid, pr->comm, &created);
-	if (p && created) {
+	if (!p) {
+		rec->totals.bad_records++;
+		free(pr);
+		return 0;
+	}
+	if (created) {
 		rec->totals.processes++;
 		inspect_process(rec, p);
 		if (rec->cfg.on_new_process)
 			rec->cfg.on_new_process(rec->cfg.ctx, p->pid);
 	}
+	pr->process = p;
+	if (rec->tail)
+		rec->tail->next = pr;
+	else
+		rec->head = pr;
+	rec->tail = pr;
 	return 0;
 }
 
+/* A starting JVM maps libjvm.so after its first instructions, and writes
+ * the helper's log after that: look again now and then. */
 static int poll_helper(struct process *p, void *ctx)
 {
 	uint64_t now = *(uint64_t *)ctx;
 
 	if (p->helper) {
 		jvm_helper_log_poll(p->helper);
-	} else if (p->is_jvm && now - p->last_helper_check_ns >= HELPER_RETRY_NS) {
-		p->last_helper_check_ns = now;
-		find_jit_symbols(p);
+		return 0;
 	}
+	if (now - p->last_helper_check_ns < HELPER_RETRY_NS)
+		return 0;
+	p->last_helper_check_ns = now;
+	if (!p->is_jvm && !strcmp(p->comm, "java") && maps_libjvm(p->pid)) {
+		p->is_jvm = true;
+		p->ns_tids = ns_tids_new(p->pid);
+	}
+	if (p->is_jvm)
+		find_jit_symbols(p);
 	return 0;
 }
 
@@ -311,7 +331,7 @@ static const struct frame idle_task_frame = { "[idle task thread: waiting for a 
 
 static void file_record(struct recorder *rec, const struct pending_record *pr)
 {
-	struct process *p = process_table_find(rec->processes, (pid_t)pr->tgid);
+	struct process *p = pr->process;
 	struct resolved_sample s = {
 		.timestamp_ns = pr->timestamp_ns,
 		.pid = (pid_t)pr->tgid,
@@ -323,8 +343,6 @@ static void file_record(struct recorder *rec, const struct pending_record *pr)
 		.thread_name = pr->comm,
 	};
 
-	if (!p)
-		return;
 	s.ns_tid = p->ns_tids ? ns_tids_lookup(p->ns_tids, s.tid) : s.tid;
 	if (p->helper && s.ns_tid > 0) {
 		const char *name = jvm_helper_log_thread_name(p->helper, s.ns_tid, s.timestamp_ns);

@@ -164,3 +164,23 @@ def test_thread_names_in_another_pid_namespace(tmp_path, jdks, hot_classes, agen
     assert len(task_names) >= 5, sorted(by_thread)
     assert not [t for t in task_names if t not in work.names]
     assert_workers_named(read_folded(tmp_path / "all.folded"), work.pid, 1)
+
+
+def test_process_that_execs_into_a_jvm_is_inspected_again(tmp_path, jdks, hot_classes,
+                                                          agent_path):
+    """A launcher that burns CPU (so it is sampled and inspected as a shell)
+    and then execs a JVM, as Spark's worker scripts do: the JVM's frames and
+    full thread names are still found."""
+    java = os.path.join(jdks[min(jdks)], "bin", "java")
+    script = ("i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; "
+              f"exec {java} -XX:+PreserveFramePointer -agentpath:{agent_path} "
+              f"-cp {hot_classes} HotMethods 7 1 20")
+    proc = record(tmp_path, "-t", "-F", 499, "--", "sh", "-c", script)
+    stacks = read_folded(tmp_path / "all.folded")
+    roots = {s.split(";", 1)[0] for s in stacks}
+    pid = int(re.search(r"^pid (\d+)", proc.stdout, re.M).group(1))
+    assert f"sh-{pid}" in roots and f"java-{pid}" in roots, roots
+    by_thread = thread_samples(stacks, pid)
+    assert [t for t in by_thread if t.startswith("Executor task launch worker for task")], \
+        sorted(by_thread)
+    assert_workers_named(stacks, pid, 1)
