@@ -208,7 +208,12 @@ void executor_routing_route(struct executor_routing *r, struct process *p,
 	/* Without the helper the tracker is fed no thread names: the
 	 * thread-name rule cannot apply and the epoch rule counts no task, so
 	 * every sample lands in no-stage. */
-	stage_attribution_sample(p->attribution, s->timestamp_ns, s->ns_tid, NULL, 0, &result);
+	if (s->kind == SAMPLE_CPU)
+		stage_attribution_sample(p->attribution, s->timestamp_ns, s->ns_tid, NULL, 0,
+					 &result);
+	else
+		stage_attribution_off_cpu(p->attribution, s->timestamp_ns, s->ns_tid, NULL, 0,
+					  s->off_cpu_ns, &result);
 	snprintf(name, sizeof(name), "%s/exec-%s/all",
 		 p->executor->app_id[0] ? p->executor->app_id : "unknown-app",
 		 p->executor->executor_id);
@@ -294,6 +299,10 @@ static void write_executor(struct executor_routing *r, struct process *p, struct
 		json_double(w, total ? (double)stats[i].samples / (double)total : 0.0);
 		json_key(w, "tasks_seen");
 		json_uint(w, stats[i].tasks_seen);
+		if (stats[i].off_cpu_ns) {
+			json_key(w, "off_cpu_ms");
+			json_double(w, (double)stats[i].off_cpu_ns / 1e6);
+		}
 		json_key(w, "samples_by_attribution");
 		json_begin_object(w);
 		for (int m = 0; m < ATTRIBUTION_METHOD_MAX; m++) {

@@ -334,17 +334,14 @@ int stage_attribution_thread_exit(struct stage_attribution *sa, uint64_t ts, pid
 	return change_state(sa, tid, next);
 }
 
-void stage_attribution_sample(struct stage_attribution *sa, uint64_t ts, pid_t tid,
-			      const char *name, size_t len,
-			      struct stage_attribution_result *out)
+static void attribute(struct stage_attribution *sa, uint64_t ts, pid_t tid,
+		      const char *name, size_t len, struct stage_attribution_result *out)
 {
 	const struct thread_state *st = NULL;
 	struct task_thread_name t;
 	enum task_thread_kind kind = TASK_THREAD_NONE;
 	struct stage_key key = stage_key_none();
 	bool running;
-	struct stage_stats *s;
-
 	if (sa->mode == ATTRIBUTION_THREAD) {
 		st = state_at(history_of(sa, tid, false), ts);
 		if (name) {
@@ -369,11 +366,32 @@ void stage_attribution_sample(struct stage_attribution *sa, uint64_t ts, pid_t t
 		out->stage = stage_epoch_stage_at(sa->epoch, ts);
 		out->how = running ? ATTRIBUTED_TID_ONLY : ATTRIBUTED_EPOCH;
 	}
+}
+
+void stage_attribution_sample(struct stage_attribution *sa, uint64_t ts, pid_t tid,
+			      const char *name, size_t len,
+			      struct stage_attribution_result *out)
+{
+	struct stage_stats *s;
+
+	attribute(sa, ts, tid, name, len, out);
 	s = stats_for(sa, out->stage);
 	if (s) {
 		s->samples++;
 		s->samples_by[out->how]++;
 	}
+}
+
+void stage_attribution_off_cpu(struct stage_attribution *sa, uint64_t ts, pid_t tid,
+			       const char *name, size_t len, uint64_t off_cpu_ns,
+			       struct stage_attribution_result *out)
+{
+	struct stage_stats *s;
+
+	attribute(sa, ts, tid, name, len, out);
+	s = stats_for(sa, out->stage);
+	if (s)
+		s->off_cpu_ns += off_cpu_ns;
 }
 
 const struct stage_stats *stage_attribution_stats(const struct stage_attribution *sa,

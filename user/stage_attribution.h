@@ -60,6 +60,7 @@ struct stage_stats {
 	uint64_t samples;
 	uint64_t samples_by[ATTRIBUTION_METHOD_MAX];
 	uint64_t tasks_seen;        /* distinct Spark TIDs named with this stage */
+	uint64_t off_cpu_ns;        /* off-CPU time attributed here (--wall/--off-cpu) */
 };
 
 struct stage_attribution;
@@ -85,6 +86,12 @@ int stage_attribution_thread_exit(struct stage_attribution *sa, uint64_t ts, pid
 void stage_attribution_sample(struct stage_attribution *sa, uint64_t ts, pid_t tid,
 			      const char *name, size_t len,
 			      struct stage_attribution_result *out);
+
+/* The same for an off-CPU interval starting at ts: it adds to the stage's
+ * off_cpu_ns, not to its samples. */
+void stage_attribution_off_cpu(struct stage_attribution *sa, uint64_t ts, pid_t tid,
+			       const char *name, size_t len, uint64_t off_cpu_ns,
+			       struct stage_attribution_result *out);
 
 /* Per-stage counters; the array stays valid until the next call that feeds
  * the tracker. */

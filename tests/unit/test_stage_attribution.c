@@ -179,6 +179,16 @@ int main(void)
 	CHECK(is(r, -1, -1, ATTRIBUTED_TID_ONLY), "stage beyond int: unknown, not cut");
 	stage_attribution_free(sa);
 
+	/* Off-CPU intervals go to the same stage but count as time, not samples. */
+	sa = stage_attribution_new(ATTRIBUTION_THREAD, T0, 5 * S);
+	name(sa, 1, 88, task_name(0, 0, 4, 0, 40));
+	r = sample(sa, 2, 88, NULL);
+	stage_attribution_off_cpu(sa, AT(2.5), 88, NULL, 0, 30000000, &r);
+	CHECK(is(r, 4, 0, ATTRIBUTED_THREAD_NAME), "off-CPU interval of a task: its stage");
+	CHECK(stats(sa, 4, 0) && stats(sa, 4, 0)->samples == 1 &&
+	      stats(sa, 4, 0)->off_cpu_ns == 30000000, "one sample and 30 ms off the CPU");
+	stage_attribution_free(sa);
+
 	CHECK(attribution_mode_parse("thread", &mode) == 0 && mode == ATTRIBUTION_THREAD, "thread");
 	CHECK(attribution_mode_parse("epoch", &mode) == 0 && mode == ATTRIBUTION_EPOCH, "epoch");
 	CHECK(attribution_mode_parse("stage", &mode) == -EINVAL, "bad mode");
