@@ -44,6 +44,8 @@ int record_attach_jvms(const struct record_options *opts)
 		if (!is_target(opts, jvms[i].pid) || jvms[i].helper_loaded)
 			continue;
 		ret = jvm_attach_load_agent(jvms[i].pid, agent, NULL, err, sizeof(err));
+		if (ret == -EALREADY)
+			continue; /* a helper of that name is there already */
 		if (ret) {
 			sp_warn("--attach: %s", err);
 			continue;
