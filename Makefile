@@ -110,7 +110,7 @@ deps:
 test: all unit-tests fuzz test-progs
 	$(PYTHON) -m pytest -ra tests
 
-bench: all test-progs
+bench: all test-progs $(BUILD)/libsparkprof.a
 	bench/run.sh
 
 # Regenerate vmlinux/vmlinux.h from the running kernel's BTF.

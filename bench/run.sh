@@ -3,6 +3,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 bench/cpu_cost.py "$@"
+
+# JFR writer throughput and memory: 1,000,000 samples, 64-frame stacks.
+mkdir -p build/bench
+cc -O2 -D_GNU_SOURCE -Iinclude -Iuser -o build/bench/jfr_bench bench/jfr_bench.c \
+	build/libsparkprof.a -lz
+for gzip in 0 1; do
+	/usr/bin/time -f "jfr_bench gzip=$gzip: %e s wall, %U+%S s CPU, %M KiB peak RSS" \
+		build/bench/jfr_bench build/bench/bench.jfr 1000000 64 5000 $gzip
+done
+rm -f build/bench/bench.jfr
 for extra in bench/offcpu*.sh; do
 	[ -x "$extra" ] && "$extra"
 done

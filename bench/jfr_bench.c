@@ -5,8 +5,8 @@
  * (default 64) drawn from DISTINCT_STACKS stacks (default 5000) over 2000
  * frame names and 64 threads, and prints samples/s, the writer's peak
  * buffer memory, the process's peak RSS growth and bytes per sample.
- * Build: gcc -O2 -D_GNU_SOURCE -Iinclude -Iuser -o build/jfr/jfr_bench \
- *            tests/jfr/jfr_bench.c build/libsparkprof.a -lz
+ * Build: gcc -O2 -D_GNU_SOURCE -Iinclude -Iuser -o build/bench/jfr_bench \
+ *            bench/jfr_bench.c build/libsparkprof.a -lz
  */
 #include <stdio.h>
 #include <stdlib.h>
