@@ -11,7 +11,7 @@ fi
 # Build: BPF compiler, libbpf, skeleton generator, libelf, zlib.
 # Tests and benchmarks: a JDK, linux-perf for comparisons, python3 + pytest.
 apt_packages="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc
-	libc6-dev linux-perf python3 python3-pip procps"
+	libc6-dev linux-perf python3 python3-pip procps util-linux binutils passwd"
 
 missing=""
 for p in $apt_packages; do
@@ -32,16 +32,21 @@ fi
 
 python3 -m pytest --version >/dev/null 2>&1 || python3 -m pip install -q pytest
 
-# async-profiler's JFR converter (tests of the JFR writer) from Maven Central,
-# kept at a stable path that tests/conftest.py looks up.
-jfrconv_version=4.2
-jfrconv_jar=/var/cache/sparkprof-deps/jfr-converter-$jfrconv_version.jar
-if [ ! -s "$jfrconv_jar" ]; then
+# Maven fetches the JFR readers the tests compare against (Maven Central).
+need_maven() {
 	if ! command -v mvn >/dev/null 2>&1; then
 		echo "install-deps: installing maven"
 		apt-get update -qq
 		apt-get install -y -qq maven >/dev/null
 	fi
+}
+
+# async-profiler's JFR converter (tests of the JFR writer) from Maven Central,
+# kept at a stable path that tests/conftest.py looks up.
+jfrconv_version=4.2
+jfrconv_jar=/var/cache/sparkprof-deps/jfr-converter-$jfrconv_version.jar
+if [ ! -s "$jfrconv_jar" ]; then
+	need_maven
 	echo "install-deps: fetching tools.profiler:jfr-converter:$jfrconv_version"
 	mvn -q -B dependency:get -Dtransitive=false \
 		-Dartifact=tools.profiler:jfr-converter:$jfrconv_version
@@ -64,6 +69,7 @@ fi
 jmc_version=9.1.0
 jmc_dir=/var/cache/sparkprof-deps/jmc-$jmc_version
 if [ ! -s "$jmc_dir/flightrecorder.jar" ]; then
+	need_maven
 	echo "install-deps: fetching org.openjdk.jmc:flightrecorder:$jmc_version"
 	mvn -q -B dependency:get -Dartifact=org.openjdk.jmc:flightrecorder:$jmc_version
 	m2="$HOME/.m2/repository"
