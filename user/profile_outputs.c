@@ -283,6 +283,9 @@ static int write_one(const char *name, void *value, void *ctx)
 	errs[1] = write_profile(wc->outs, o, o->wall, ".wall.folded", s->wall_interval_ns);
 	errs[2] = write_profile(wc->outs, o, o->off_cpu, ".offcpu.folded", 1000000);
 	errs[3] = 0;
+	/* An output without samples still gets its (empty) JFR twin. */
+	if (s->jfr && !o->jfr && !o->jfr_failed && open_jfr(wc->outs, o))
+		o->jfr_failed = true;
 	if (o->jfr) {
 		errs[3] = jfr_writer_close(o->jfr);
 		o->jfr = NULL;

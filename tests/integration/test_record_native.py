@@ -163,3 +163,18 @@ def test_not_root_is_refused_clearly(tmp_path):
     code, lines = run_bad("-o", tmp_path / "out", "-d", "1", user=65534)
     assert code != 0
     assert len(lines) == 1 and "needs root" in lines[0], lines
+
+
+def test_recording_without_samples_still_writes_every_file(tmp_path, jdks):
+    idle = subprocess.Popen(["sleep", "30"])
+    try:
+        record(tmp_path, "-p", idle.pid, "-d", 1)
+    finally:
+        idle.kill()
+        idle.wait()
+    assert read_folded(tmp_path / "all.folded") == {}
+    assert read_summary(tmp_path)["samples"] == 0
+    jfr = os.path.join(jdks[min(jdks)], "bin", "jfr")
+    out = subprocess.run([jfr, "summary", str(tmp_path / "all.jfr")], capture_output=True,
+                         text=True)
+    assert out.returncode == 0 and "spark.ProfileLabel" in out.stdout, out.stdout + out.stderr
