@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hex_digit.h"
 #include "jvm_helper_log.h"
 #include "proc_status.h"
 #include "sparkprof_helper_log.h"
@@ -158,17 +159,6 @@ static const char *intern(struct jvm_helper_log *log, const char *s, size_t len)
 	return p;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Unescapes [s, s+len) ("\xHH") and interns it; NULL if malformed. */
 static const char *intern_escaped(struct jvm_helper_log *log, const char *s, size_t len)
 {
@@ -181,9 +171,9 @@ static const char *intern_escaped(struct jvm_helper_log *log, const char *s, siz
 			buf[o++] = s[i];
 			continue;
 		}
-		if (i + 3 >= len || s[i + 1] != 'x' || hexval(s[i + 2]) < 0 || hexval(s[i + 3]) < 0)
+		if (i + 3 >= len || s[i + 1] != 'x' || hex_digit_value(s[i + 2]) < 0 || hex_digit_value(s[i + 3]) < 0)
 			return NULL;
-		int v = hexval(s[i + 2]) * 16 + hexval(s[i + 3]);
+		int v = hex_digit_value(s[i + 2]) * 16 + hex_digit_value(s[i + 3]);
 		if (v == 0)
 			return NULL;
 		buf[o++] = (char)v;
@@ -219,7 +209,7 @@ static int parse_u64(struct cursor *c, int base, uint64_t *out)
 		return -1;
 	uint64_t v = 0;
 	for (size_t i = 0; i < len; i++) {
-		int d = hexval(s[i]);
+		int d = hex_digit_value(s[i]);
 		if (d < 0 || d >= base)
 			return -1;
 		if (v > (UINT64_MAX - d) / base)

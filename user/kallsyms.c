@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "file_slurp.h"
+#include "hex_digit.h"
 #include "kallsyms.h"
 #include "log.h"
 
@@ -62,17 +63,6 @@ static uint8_t symbol_rank(char type, const char *name, size_t len, bool marker)
 	return (uint8_t)(rank * 4 + underscores);
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static int cmp_ksym(const void *a, const void *b)
 {
 	const struct ksym *x = a, *y = b;
@@ -115,8 +105,8 @@ struct kallsyms *kallsyms_parse(const char *buf, size_t len)
 		if (!eol)
 			eol = end;
 		p = eol + 1;
-		for (q = line; q < eol && hexval(*q) >= 0; q++, digits++)
-			addr = addr << 4 | (uint64_t)hexval(*q);
+		for (q = line; q < eol && hex_digit_value(*q) >= 0; q++, digits++)
+			addr = addr << 4 | (uint64_t)hex_digit_value(*q);
 		if (digits == 0 || digits > 16 || q + 3 > eol || *q != ' ')
 			continue;
 		type = q[1];

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "file_slurp.h"
+#include "hex_digit.h"
 #include "proc_maps.h"
 
 #define DELETED_SUFFIX " (deleted)"
@@ -13,26 +14,15 @@ struct cursor {
 	const char *p, *end;
 };
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static bool read_hex(struct cursor *c, uint64_t *out)
 {
 	uint64_t v = 0;
 	int digits = 0;
 
-	while (c->p < c->end && hexval(*c->p) >= 0) {
+	while (c->p < c->end && hex_digit_value(*c->p) >= 0) {
 		if (++digits > 16)
 			return false;
-		v = v << 4 | (uint64_t)hexval(*c->p++);
+		v = v << 4 | (uint64_t)hex_digit_value(*c->p++);
 	}
 	*out = v;
 	return digits > 0;
