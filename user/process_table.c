@@ -103,6 +103,7 @@ void process_table_retire(struct process_table *t, pid_t pid)
 		return; /* keep using the old entry: names may be off, nothing breaks */
 	t->retired = retired;
 	t->retired[t->nretired++] = *slot;
+	((struct process *)*slot)->retired = true;
 	*slot = NULL;
 }
 

@@ -33,6 +33,7 @@ struct process {
 	struct spark_executor *executor;    /* NULL unless a Spark executor */
 	bool executor_selected;     /* matches --executors and --app */
 	struct stage_attribution *attribution; /* stage state, selected executors only */
+	bool retired;               /* the pid ran exec since (process_table_retire) */
 	uint64_t cpu_samples;
 	uint64_t off_cpu_ns;
 	uint64_t unknown_user_frames;

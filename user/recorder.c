@@ -9,8 +9,8 @@
 
 #include "binary_cache.h"
 #include "executor_routing.h"
-#include "jvm_helper_log.h"
 #include "file_slurp.h"
+#include "jvm_helper_log.h"
 #include "log.h"
 #include "ns_tids.h"
 #include "perf_map.h"
@@ -314,7 +314,8 @@ static int poll_helper(struct process *p, void *ctx)
 		jvm_helper_log_poll(p->helper);
 		return 0;
 	}
-	if (now - p->last_helper_check_ns < HELPER_RETRY_NS)
+	/* A retired entry's pid now runs another program: nothing to find. */
+	if (p->retired || now - p->last_helper_check_ns < HELPER_RETRY_NS)
 		return 0;
 	p->last_helper_check_ns = now;
 	if (!p->is_jvm && !strcmp(p->comm, "java") && maps_libjvm(p->pid)) {
