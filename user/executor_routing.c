@@ -125,11 +125,18 @@ void executor_routing_thread_event(struct process *p, enum thread_event event, u
 	}
 }
 
+/* "APP/exec-ID/" */
+static int executor_prefix(char *buf, size_t size, const struct process *p)
+{
+	const char *app = p->executor->app_id[0] ? p->executor->app_id : "unknown-app";
+
+	return snprintf(buf, size, "%s/exec-%s/", app, p->executor->executor_id);
+}
+
 static void stage_output_name(char *buf, size_t size, const struct process *p,
 			      struct stage_key stage)
 {
-	const char *app = p->executor->app_id[0] ? p->executor->app_id : "unknown-app";
-	int n = snprintf(buf, size, "%s/exec-%s/", app, p->executor->executor_id);
+	int n = executor_prefix(buf, size, p);
 
 	if (stage_key_is_none(stage))
 		snprintf(buf + n, size - (size_t)n, "no-stage");
@@ -200,6 +207,7 @@ void executor_routing_route(struct executor_routing *r, struct process *p,
 	struct stage_attribution_result result = { stage_key_none(), ATTRIBUTED_EPOCH };
 	struct profile_output *out;
 	char name[512];
+	int prefix_len;
 
 	if (!p->executor_selected)
 		return;
@@ -214,9 +222,9 @@ void executor_routing_route(struct executor_routing *r, struct process *p,
 	else
 		stage_attribution_off_cpu(p->attribution, s->timestamp_ns, s->ns_tid, NULL, 0,
 					  s->off_cpu_ns, &result);
-	snprintf(name, sizeof(name), "%s/exec-%s/all",
-		 p->executor->app_id[0] ? p->executor->app_id : "unknown-app",
-		 p->executor->executor_id);
+	/* Ids are at most SPARK_ID_MAX bytes each: the prefix fits in name. */
+	prefix_len = executor_prefix(name, sizeof(name), p);
+	snprintf(name + prefix_len, sizeof(name) - (size_t)prefix_len, "all");
 	out = executor_output(r, p, name, result.stage, true);
 	if (out)
 		profile_output_add(r->outputs, out, s);
