@@ -46,7 +46,7 @@ TEST_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/progs/%,$(TEST_PROGS_SRCS))
 JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(which javac 2>/dev/null) 2>/dev/null)) 2>/dev/null)
 JNI_CFLAGS := -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux
 
-.SECONDARY: $(BPF_OBJS)
+.SECONDARY: $(BPF_OBJS) $(SKELS)
 .PHONY: all deps test unit-tests fuzz test-progs bench clean vmlinux
 all: sparkprof $(if $(AGENT_SRCS),$(AGENT))
 

@@ -184,3 +184,38 @@ def test_process_that_execs_into_a_jvm_is_inspected_again(tmp_path, jdks, hot_cl
     assert [t for t in by_thread if t.startswith("Executor task launch worker for task")], \
         sorted(by_thread)
     assert_workers_named(stacks, pid, 1)
+
+
+def test_jvm_that_exits_mid_recording_keeps_its_names(tmp_path, jdks, hot_classes, agent_path):
+    work = JavaWorkload(jdks[max(jdks)], hot_classes, 6, 2, 0, agent=agent_path)
+    try:
+        time.sleep(2)
+        # The JVM exits about 4 s into this 8 s recording.
+        record(tmp_path, "-p", work.pid, "-t", "-F", 499, "-d", 8)
+    finally:
+        work.finish()
+    assert_workers_named(read_folded(tmp_path / "all.folded"), work.pid, 2)
+
+
+def test_malformed_perf_map_without_helper_is_survived(tmp_path, jdks, hot_classes):
+    """A JVM without the helper whose /tmp/perf-PID.map is garbage: the
+    recording goes on, JIT frames read [unknown], never a name from the
+    garbage, and the JVM's native frames are still named."""
+    work = JavaWorkload(jdks[min(jdks)], hot_classes, 10, 1, 0)
+    map_path = f"/tmp/perf-{work.pid}.map"
+    try:
+        with open(map_path, "w") as f:
+            f.write("zzzz not hex at all\n0 0\n\x00\x01\x02\n"
+                    "7fffffffffffffff ffffffffffffffff overflow\n" + "x" * 100000 + "\n")
+        time.sleep(2)
+        record(tmp_path, "-p", work.pid, "-t", "-F", 499, "-d", 3)
+    finally:
+        work.finish()
+        os.unlink(map_path)
+    by_thread = thread_samples(read_folded(tmp_path / "all.folded"), work.pid)
+    worker = by_thread.get("hot-worker-0", [])
+    assert sum(c for _, c in worker) > 100, sorted(by_thread)
+    leaves = {frames[-1] for frames, _ in worker if frames}
+    assert "[unknown]" in leaves, leaves
+    assert not [l for l in leaves if "overflow" in l or "zzzz" in l], leaves
+    assert any("JavaThread::" in f for frames, _ in worker for f in frames)
