@@ -34,9 +34,12 @@ static int install_maps(struct proc_symbolizer *ps, struct proc_maps *maps)
 
 	if (!binaries)
 		return -ENOMEM;
+	/* The kernel builds the maps text a chunk per read(): a process that
+	 * maps or unmaps meanwhile gives lines out of order, which the parser
+	 * skips. That is a race, not a fault worth a warning. */
 	if (maps->bad_lines)
-		sp_warn("pid %d: %zu malformed lines in /proc/%d/maps skipped", (int)ps->pid,
-			maps->bad_lines, (int)ps->pid);
+		sp_debug("pid %d: %zu malformed or out-of-order lines in /proc/%d/maps skipped",
+			 (int)ps->pid, maps->bad_lines, (int)ps->pid);
 	for (size_t i = 0; i < maps->count; i++)
 		if (maps->maps[i].kind == PROC_MAP_FILE && proc_map_is_exec(&maps->maps[i]))
 			binaries[i] = binary_cache_get(ps->cache, ps->pid, &maps->maps[i]);
