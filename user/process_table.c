@@ -39,6 +39,8 @@ static int free_one(const char *key, void *value, void *ctx)
 	struct free_ctx *fc = ctx;
 
 	(void)key;
+	if (!value) /* a retired pid with no new entry yet */
+		return 0;
 	if (fc->fn)
 		fc->fn(value, fc->ctx);
 	free(value);
@@ -155,7 +157,18 @@ int process_table_foreach(struct process_table *t, int (*fn)(struct process *p, 
 	return ret ? ret : strmap_foreach(t->by_pid, visit, &fc);
 }
 
+static int count_entry(const char *key, void *value, void *ctx)
+{
+	(void)key;
+	if (value)
+		(*(size_t *)ctx)++;
+	return 0;
+}
+
 size_t process_table_count(const struct process_table *t)
 {
-	return strmap_count(t->by_pid) + t->nretired;
+	size_t count = t->nretired;
+
+	strmap_foreach(t->by_pid, count_entry, &count);
+	return count;
 }

@@ -125,23 +125,21 @@ def test_real_spark_per_stage_files(tmp_path, agent_path, jdks):
     out = tmp_path / "rec"
     recorder = {}
 
-    # The recording starts once the executors run (profiling a running
-    # cluster); see the module docstring of spark_cluster.py.
-    def start_recording(run):
-        recorder["proc"] = subprocess.Popen(
-            [SPARKPROF, "record", "-o", str(out), "-F", "199", "-a"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(3)
-        assert recorder["proc"].poll() is None, recorder["proc"].stderr.read()
-
     def stop_recording(run):
         recorder["proc"].send_signal(signal.SIGINT)
         recorder["proc"].wait(timeout=300)
 
+    # The recording starts before the cluster does: executors that start
+    # during a recording (forked by the worker, then exec'd into java) must
+    # be picked up, with their helper.
+    recorder["proc"] = subprocess.Popen(
+        [SPARKPROF, "record", "-o", str(out), "-F", "199", "-a"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    assert recorder["proc"].poll() is None, recorder["proc"].stderr.read()
     try:
         run = spark_cluster.run_job(
-            tmp_path / "spark", java_home=jdks[17], before_job=start_recording,
-            while_running=stop_recording,
+            tmp_path / "spark", java_home=jdks[17], while_running=stop_recording,
             executor_java_options=f"-agentpath:{agent_path} -XX:+PreserveFramePointer")
     finally:
         rec = recorder.get("proc")
