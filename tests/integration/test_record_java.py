@@ -89,6 +89,19 @@ def thread_samples(stacks, pid):
     return by_thread
 
 
+TASK_PREFIX = "Executor task launch worker for task"
+
+
+def assert_task_names_exact(by_thread, work, minimum):
+    """At least `minimum` renamed task threads, each named exactly as the
+    program named it, character for character. Returns their names."""
+    task_names = [t for t in by_thread if t.startswith(TASK_PREFIX)]
+    assert len(task_names) >= minimum, sorted(by_thread)
+    unknown = [t for t in task_names if t not in work.names]
+    assert not unknown, unknown[:5]
+    return task_names
+
+
 def assert_workers_named(stacks, pid, workers, min_share=0.95):
     by_thread = thread_samples(stacks, pid)
     for i in range(workers):
@@ -135,11 +148,7 @@ def test_thread_names_match_java_names_with_renames(tmp_path, jdks, hot_classes,
     finally:
         work.finish()
     by_thread = thread_samples(read_folded(tmp_path / "all.folded"), work.pid)
-    task_names = [t for t in by_thread if t.startswith("Executor task launch worker for task")]
-    assert len(task_names) >= 10, sorted(by_thread)
-    # Every name the profiler saw is one the program set, character for character.
-    unknown = [t for t in task_names if t not in work.names]
-    assert not unknown, unknown[:5]
+    task_names = assert_task_names_exact(by_thread, work, 10)
     # Samples of a renamed task thread run the task's method.
     in_task = sum(c for t in task_names for frames, c in by_thread[t] if "HotDelta.spin" in frames)
     total = sum(c for t in task_names for _, c in by_thread[t])
@@ -160,9 +169,7 @@ def test_thread_names_in_another_pid_namespace(tmp_path, jdks, hot_classes, agen
     finally:
         work.finish()
     by_thread = thread_samples(read_folded(tmp_path / "all.folded"), work.pid)
-    task_names = [t for t in by_thread if t.startswith("Executor task launch worker for task")]
-    assert len(task_names) >= 5, sorted(by_thread)
-    assert not [t for t in task_names if t not in work.names]
+    assert_task_names_exact(by_thread, work, 5)
     assert_workers_named(read_folded(tmp_path / "all.folded"), work.pid, 1)
 
 
@@ -181,8 +188,7 @@ def test_process_that_execs_into_a_jvm_is_inspected_again(tmp_path, jdks, hot_cl
     pid = int(re.search(r"^pid (\d+)", proc.stdout, re.M).group(1))
     assert f"sh-{pid}" in roots and f"java-{pid}" in roots, roots
     by_thread = thread_samples(stacks, pid)
-    assert [t for t in by_thread if t.startswith("Executor task launch worker for task")], \
-        sorted(by_thread)
+    assert [t for t in by_thread if t.startswith(TASK_PREFIX)], sorted(by_thread)
     # This JVM starts inside the recording: its first seconds run
     # interpreted, so the share of named samples is lower than after warm-up.
     assert_workers_named(stacks, pid, 1, min_share=0.6)

@@ -12,36 +12,17 @@
 
 #include "demangle.h"
 #include "elf_symbols.h"
+#include "shell_tools.h"
 #include "tap.h"
 
 #define TARGET_SRC "tests/progs/symbols_target.c"
 
 static char tmpdir[] = "/tmp/sparkprof-elf-XXXXXX";
 
-static int run(const char *cmd)
-{
-	int rc = system(cmd);
-	if (rc != 0)
-		printf("# command failed (%d): %s\n", rc, cmd);
-	return rc;
-}
-
-/* The value of symbol name in file, from nm (an independent reader). */
+/* Symbol values from nm; the dynamic symbols for shared libraries. */
 static uint64_t nm_value(const char *file, const char *name)
 {
-	char cmd[512], line[512], sym[256], type;
-	unsigned long long value;
-	uint64_t found = 0;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "nm %s %s", strstr(file, ".so") ? "-D" : "", file);
-	p = popen(cmd, "r");
-	while (p && fgets(line, sizeof(line), p))
-		if (sscanf(line, "%llx %c %255s", &value, &type, sym) == 3 && strcmp(sym, name) == 0)
-			found = value;
-	if (p)
-		pclose(p);
-	return found;
+	return nm_symbol_value(file, name, strstr(file, ".so") != NULL);
 }
 
 /* The address of section name in file, from readelf. */

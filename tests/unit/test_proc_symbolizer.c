@@ -18,6 +18,7 @@
 
 #include "binary_cache.h"
 #include "proc_symbolizer.h"
+#include "shell_tools.h"
 #include "tap.h"
 
 #define TARGET "build/progs/symbols_target"
@@ -38,29 +39,10 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-static int run(const char *cmd)
-{
-	int rc = system(cmd);
-	if (rc != 0)
-		printf("# command failed (%d): %s\n", rc, cmd);
-	return rc;
-}
-
+/* Symbol values from nm; plain nm (the symbol table) for every file. */
 static uint64_t nm_value(const char *file, const char *name)
 {
-	char cmd[512], line[512], sym[256], type;
-	unsigned long long value;
-	uint64_t found = 0;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "nm %s", file);
-	p = popen(cmd, "r");
-	while (p && fgets(line, sizeof(line), p))
-		if (sscanf(line, "%llx %c %255s", &value, &type, sym) == 3 && strcmp(sym, name) == 0)
-			found = value;
-	if (p)
-		pclose(p);
-	return found;
+	return nm_symbol_value(file, name, false);
 }
 
 static int start_child_argv(char *const argv[], struct child *c);
