@@ -198,7 +198,8 @@ static bool runs_a_task(const struct process *p, const struct resolved_sample *s
 							    strlen(s->thread_name), &parsed);
 
 	return (kind == TASK_THREAD_TASK || kind == TASK_THREAD_TASK_TID) &&
-	       !executor_routing_idle_task_thread(p, s->ns_tid, s->timestamp_ns, s->thread_name);
+	       !executor_routing_idle_task_thread(p, s->ns_tid, sample_lookup_time(s),
+						  s->thread_name);
 }
 
 void executor_routing_route(struct executor_routing *r, struct process *p,
@@ -220,7 +221,7 @@ void executor_routing_route(struct executor_routing *r, struct process *p,
 		stage_attribution_sample(p->attribution, s->timestamp_ns, s->ns_tid, NULL, 0,
 					 &result);
 	else
-		stage_attribution_off_cpu(p->attribution, s->timestamp_ns, s->ns_tid, NULL, 0,
+		stage_attribution_off_cpu(p->attribution, sample_lookup_time(s), s->ns_tid, NULL, 0,
 					  s->off_cpu_ns, &result);
 	/* Ids are at most SPARK_ID_MAX bytes each: the prefix fits in name. */
 	prefix_len = executor_prefix(name, sizeof(name), p);

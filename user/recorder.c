@@ -346,7 +346,8 @@ static void file_record(struct recorder *rec, const struct pending_record *pr)
 
 	s.ns_tid = p->ns_tids ? ns_tids_lookup(p->ns_tids, s.tid) : s.tid;
 	if (p->helper && s.ns_tid > 0) {
-		const char *name = jvm_helper_log_thread_name(p->helper, s.ns_tid, s.timestamp_ns);
+		const char *name = jvm_helper_log_thread_name(p->helper, s.ns_tid,
+								 sample_lookup_time(&s));
 
 		if (name)
 			s.thread_name = name;
@@ -360,7 +361,7 @@ static void file_record(struct recorder *rec, const struct pending_record *pr)
 	/* An idle task thread's wait is not a task's wait: a leaf frame says
 	 * so, so that idle pools do not pass for I/O in wall profiles. */
 	if (s.kind == SAMPLE_OFF_CPU && p->executor &&
-	    executor_routing_idle_task_thread(p, s.ns_tid, s.timestamp_ns, s.thread_name)) {
+	    executor_routing_idle_task_thread(p, s.ns_tid, sample_lookup_time(&s), s.thread_name)) {
 		rec->frames[0] = idle_task_frame;
 		s.frames = rec->frames;
 		s.nframes++;

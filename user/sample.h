@@ -27,4 +27,16 @@ struct resolved_sample {
 	size_t nframes;
 };
 
+/* When to look up the thread's name, stage and idleness for s.  A thread
+ * cannot rename itself or pick up a task while off the CPU, so an off-CPU
+ * interval is looked up at its last instant: the helper's polls during the
+ * interval (an idle mark comes up to one poll after the thread parked) are
+ * then already known. */
+static inline uint64_t sample_lookup_time(const struct resolved_sample *s)
+{
+	if (s->kind == SAMPLE_OFF_CPU && s->off_cpu_ns)
+		return s->timestamp_ns + s->off_cpu_ns - 1;
+	return s->timestamp_ns;
+}
+
 #endif

@@ -87,8 +87,9 @@ void stage_attribution_sample(struct stage_attribution *sa, uint64_t ts, pid_t t
 			      const char *name, size_t len,
 			      struct stage_attribution_result *out);
 
-/* The same for an off-CPU interval starting at ts: it adds to the stage's
- * off_cpu_ns, not to its samples. */
+/* The same for an off-CPU interval, looked up at ts (see
+ * sample_lookup_time): it adds to the stage's off_cpu_ns, not to its
+ * samples. */
 void stage_attribution_off_cpu(struct stage_attribution *sa, uint64_t ts, pid_t tid,
 			       const char *name, size_t len, uint64_t off_cpu_ns,
 			       struct stage_attribution_result *out);
