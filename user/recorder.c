@@ -283,17 +283,25 @@ int recorder_on_record(void *ctx, const void *data, size_t size)
 	memcpy(pr->addrs, stacks->kstack, nk * sizeof(uint64_t));
 	memcpy(pr->addrs + nk, stacks->ustack, nu * sizeof(uint64_t));
 
-	p = process_table_get(rec->processes, (pid_t)hdr->tgid, pr->comm, &created);
+	p = process_table_find(rec->processes, (pid_t)hdr->tgid);
 	if (!p) {
-		rec->totals.bad_records++;
-		free(pr);
-		return 0;
-	}
-	if (created) {
-		rec->totals.processes++;
-		inspect_process(rec, p);
+		/* Marked before /proc is read: an exec after the mark is
+		 * reported (and the new program inspected afresh), one before
+		 * it is what /proc shows. Marked after, an exec in between (a
+		 * `-- cmd` child leaving the gate) would leave the entry
+		 * describing the old program. */
 		if (rec->cfg.on_new_process)
-			rec->cfg.on_new_process(rec->cfg.ctx, p->pid);
+			rec->cfg.on_new_process(rec->cfg.ctx, (pid_t)hdr->tgid);
+		p = process_table_get(rec->processes, (pid_t)hdr->tgid, pr->comm, &created);
+		if (!p) {
+			rec->totals.bad_records++;
+			free(pr);
+			return 0;
+		}
+		if (created) {
+			rec->totals.processes++;
+			inspect_process(rec, p);
+		}
 	}
 	pr->process = p;
 	if (rec->tail)

@@ -24,8 +24,9 @@ struct recorder_config {
 	const char *output_dir;
 	uint64_t start_monotonic_ns, start_realtime_ns;
 	uint64_t resolve_delay_ns;
-	/* Called for each process seen for the first time, after it was
-	 * inspected (the sampler stops forcing wake-ups for it). */
+	/* Called for each process seen for the first time, just before it is
+	 * inspected: the sampler stops forcing wake-ups for it and reports
+	 * its exec from then on, so an exec racing the inspection is seen. */
 	void (*on_new_process)(void *ctx, pid_t pid);
 	void *ctx;
 };
