@@ -157,6 +157,11 @@ static void parse_line(const char *line, const char *end, struct proc_status *ou
 			out->tgid = (pid_t)v;
 			out->present |= PROC_STATUS_TGID;
 		}
+	} else if (key_is(line, keylen, "PPid")) {
+		if (take_single(val, end, INT_MAX, &v)) {
+			out->ppid = (pid_t)v;
+			out->present |= PROC_STATUS_PPID;
+		}
 	} else if (key_is(line, keylen, "Uid")) {
 		if (take_ids(val, end, out->uid))
 			out->present |= PROC_STATUS_UID;

@@ -23,6 +23,7 @@ enum proc_status_field {
 	PROC_STATUS_SIGIGN = 1u << 6,
 	PROC_STATUS_SIGBLK = 1u << 7,
 	PROC_STATUS_THREADS = 1u << 8,
+	PROC_STATUS_PPID = 1u << 9,
 };
 
 /* How many nested pid namespaces we keep NStgid values for (the kernel
@@ -33,6 +34,7 @@ struct proc_status {
 	unsigned present;		/* enum proc_status_field bits */
 	char name[16];			/* comm, NUL-terminated, may be cut */
 	pid_t tgid;
+	pid_t ppid;			/* 0: no parent in our pid namespace */
 	uid_t uid[4];			/* real, effective, saved, filesystem */
 	gid_t gid[4];
 	/* NStgid: the thread-group id in each pid namespace, outermost (the

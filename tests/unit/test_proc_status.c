@@ -35,6 +35,7 @@ static void test_sample(void)
 	CHECK(proc_status_parse(sample, strlen(sample), &st) == 0, "sample parses");
 	CHECK_STR(st.name, "java", "name");
 	CHECK(st.tgid == 4242, "tgid");
+	CHECK((st.present & PROC_STATUS_PPID) && st.ppid == 1, "parent pid");
 	CHECK(st.uid[0] == 1000 && proc_status_euid(&st) == 1001 && st.uid[3] == 1003,
 	      "uid fields, effective second");
 	CHECK(st.gid[0] == 2000 && proc_status_egid(&st) == 2001, "gid fields");
