@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "proc_status.h"
 #include "spark_executor.h"
 
 /* Executor command lines carry long class paths; environ and cgroup are
@@ -427,6 +428,34 @@ fail:
 	return err;
 }
 
+/* A child the executor JVM forked (ProcessBuilder's jspawnhelper, a shell)
+ * shows the executor's command line until it runs exec: its parent's is the
+ * same, byte for byte. A real executor's parent (the YARN container script,
+ * the standalone Worker, the pod's init) has another. */
+static bool forked_from_same_command(const char *proc_root, pid_t pid, const char *cmdline,
+				     size_t len)
+{
+	struct proc_status st;
+	char path[512];
+	char *buf;
+	size_t plen;
+	bool same;
+
+	snprintf(path, sizeof(path), "%s/%d/status", proc_root, (int)pid);
+	if (read_proc_file(path, &buf, &plen))
+		return false;
+	proc_status_parse(buf, plen, &st);
+	free(buf);
+	if (!(st.present & PROC_STATUS_PPID) || st.ppid <= 0)
+		return false;
+	snprintf(path, sizeof(path), "%s/%d/cmdline", proc_root, (int)st.ppid);
+	if (read_proc_file(path, &buf, &plen))
+		return false;
+	same = plen == len && !memcmp(buf, cmdline, len);
+	free(buf);
+	return same;
+}
+
 int spark_executor_identify_at(const char *proc_root, pid_t pid, struct spark_executor *out)
 {
 	char path[512];
@@ -441,6 +470,10 @@ int spark_executor_identify_at(const char *proc_root, pid_t pid, struct spark_ex
 		return ret;
 	}
 	ret = spark_executor_parse_cmdline(buf, len, out);
+	if (ret == 1 && forked_from_same_command(proc_root, pid, buf, len)) {
+		*out = (struct spark_executor){ 0 };
+		ret = 0;
+	}
 	free(buf);
 	if (ret == -EINVAL)
 		sp_warn("pid %d: Spark executor command line without a usable --executor-id "

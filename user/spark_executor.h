@@ -59,7 +59,8 @@ void spark_executor_parse_environ(const char *buf, size_t len, struct spark_exec
 void spark_executor_parse_cgroup(const char *buf, size_t len, struct spark_executor *out);
 
 /* Reads /proc/PID/{cmdline,environ,cgroup}.  Returns 1 (executor, *out
- * filled), 0 (not an executor, or a kernel thread), or -errno when cmdline
+ * filled), 0 (not an executor, a kernel thread, or a child the executor
+ * forked that has not run exec yet), or -errno when cmdline
  * cannot be read (-ENOENT: the process is gone).  environ and cgroup are
  * optional: unreadable ones leave those fields empty. */
 int spark_executor_identify(pid_t pid, struct spark_executor *out);

@@ -201,7 +201,6 @@ int main(int argc, char **argv)
 
 	/* The same through a /proc-like directory. */
 	char root[] = "/tmp/sparkprof-test-proc-XXXXXX", path[256];
-	/* (CHECK evaluates its condition twice: no side effects inside.) */
 	char *made = mkdtemp(root);
 	CHECK(made != NULL, "temp proc root");
 	snprintf(path, sizeof(path), "%s/4242", root);
@@ -218,10 +217,38 @@ int main(int argc, char **argv)
 	      "identify_at reads cmdline and environ; no cgroup file is fine");
 	ret = spark_executor_identify_at(root, 4243, &e);
 	CHECK(ret == -ENOENT, "a gone pid is -ENOENT");
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/4242/cmdline", root);
-	unlink(path);
+
+	/* 4244 was forked by 4242 and has not run exec yet: same cmdline. */
+	static const char status_child[] = "Name:\tjava\nPid:\t4244\nPPid:\t4242\n";
+	static const char status_executor[] = "Name:\tjava\nPid:\t4242\nPPid:\t4241\n";
+	snprintf(path, sizeof(path), "%s/4244", root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/4244/cmdline", root);
+	write_file(path, buf, n);
+	snprintf(path, sizeof(path), "%s/4244/status", root);
+	write_file(path, status_child, sizeof(status_child) - 1);
+	snprintf(path, sizeof(path), "%s/4242/status", root);
+	write_file(path, status_executor, sizeof(status_executor) - 1);
+	ret = spark_executor_identify_at(root, 4244, &e);
+	CHECK(ret == 0 && e.executor_id[0] == '\0',
+	      "a child of the executor that has not run exec is not an executor");
+	ret = spark_executor_identify_at(root, 4242, &e);
+	CHECK(ret == 1 && strcmp(e.executor_id, "12") == 0,
+	      "the executor, whose parent (gone here) has another command line, still is");
+	snprintf(path, sizeof(path), "%s/4244/cmdline", root);
+	write_file(path, buf, n - 1);
+	ret = spark_executor_identify_at(root, 4244, &e);
+	CHECK(ret == 1, "a command line differing from the parent's by one byte is its own");
+
+	static const char *const leftovers[] = { "4242/environ", "4242/cmdline", "4242/status",
+						 "4244/cmdline", "4244/status" };
+	for (size_t i = 0; i < sizeof(leftovers) / sizeof(leftovers[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", root, leftovers[i]);
+		unlink(path);
+	}
 	snprintf(path, sizeof(path), "%s/4242", root);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/4244", root);
 	rmdir(path);
 	rmdir(root);
 
