@@ -64,3 +64,54 @@ fail:
 	errno = saved;
 	return NULL;
 }
+
+int file_read_prefix(const char *path, size_t max, char **bufp, size_t *lenp)
+{
+	size_t cap = 16384, len = 0;
+	char *buf = malloc(cap);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int err = 0;
+
+	if (fd < 0 || !buf) {
+		err = fd < 0 ? -errno : -ENOMEM;
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) {
+			char *bigger;
+
+			if (cap >= max)
+				break;
+			cap = cap * 2 < max ? cap * 2 : max;
+			bigger = realloc(buf, cap);
+			if (!bigger) {
+				err = -ENOMEM;
+				break;
+			}
+			buf = bigger;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*bufp = buf;
+	*lenp = len;
+	return 0;
+}

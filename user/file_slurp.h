@@ -12,4 +12,9 @@
  * on failure; the caller frees. */
 char *file_slurp(const char *path, size_t max_len, size_t *len);
 
+/* Reads path, cut at max bytes (a longer file yields its first max bytes:
+ * enough of a command line or an environment), into a malloc'd buffer that
+ * is not NUL-terminated.  Returns 0 and sets *buf and *len, or -errno. */
+int file_read_prefix(const char *path, size_t max, char **buf, size_t *len);
+
 #endif

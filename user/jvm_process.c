@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "file_slurp.h"
 #include "jvm_process.h"
 #include "proc_status.h"
 
@@ -367,57 +368,6 @@ int jvm_release_parse(const char *buf, size_t len, char *version, size_t version
 	return 0;
 }
 
-int jvm_read_file(const char *path, size_t max, char **bufp, size_t *lenp)
-{
-	size_t cap = 16384, len = 0;
-	char *buf = malloc(cap);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	int err = 0;
-
-	if (fd < 0 || !buf) {
-		err = fd < 0 ? -errno : -ENOMEM;
-		free(buf);
-		if (fd >= 0)
-			close(fd);
-		return err;
-	}
-	for (;;) {
-		ssize_t n;
-
-		if (len == cap) {
-			char *bigger;
-
-			if (cap >= max)
-				break;
-			cap = cap * 2 < max ? cap * 2 : max;
-			bigger = realloc(buf, cap);
-			if (!bigger) {
-				err = -ENOMEM;
-				break;
-			}
-			buf = bigger;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	if (err) {
-		free(buf);
-		return err;
-	}
-	*bufp = buf;
-	*lenp = len;
-	return 0;
-}
-
 /* Reads a file inside pid's root directory, resolving symlinks as the
  * process would (an absolute link in a container stays in the container). */
 static int read_in_root(pid_t pid, const char *path, size_t max, char **buf, size_t *len)
@@ -439,7 +389,7 @@ static int read_in_root(pid_t pid, const char *path, size_t max, char **buf, siz
 	if (err)
 		return err;
 	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
-	err = jvm_read_file(fdpath, max, buf, len);
+	err = file_read_prefix(fdpath, max, buf, len);
 	close(fd);
 	return err;
 }
@@ -449,7 +399,7 @@ static int read_proc(pid_t pid, const char *what, size_t max, char **buf, size_t
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, what);
-	return jvm_read_file(path, max, buf, len);
+	return file_read_prefix(path, max, buf, len);
 }
 
 /* Finds the JDK's `release` file above dir (lib/server, jre/lib/amd64/server

@@ -123,8 +123,4 @@ int jvm_process_has_library(pid_t pid, const char *library_basename);
  * Processes that exit while we look are skipped. Returns 0 or -errno. */
 int jvm_process_scan(struct jvm_info **out, size_t *count);
 
-/* Reads a whole (proc) file, up to max bytes, into a malloc'ed buffer.
- * Returns 0 and sets *buf and *len, or -errno. */
-int jvm_read_file(const char *path, size_t max, char **buf, size_t *len);
-
 #endif

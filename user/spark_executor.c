@@ -1,11 +1,10 @@
 /* spark_executor.c - see spark_executor.h. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "file_slurp.h"
 #include "log.h"
 #include "proc_status.h"
 #include "spark_executor.h"
@@ -376,58 +375,6 @@ void spark_executor_parse_cgroup(const char *buf, size_t len, struct spark_execu
 	}
 }
 
-/* Reads a whole /proc file (up to PROC_FILE_MAX) into a malloc'd buffer. */
-static int read_proc_file(const char *path, char **buf, size_t *len)
-{
-	size_t cap = 4096, n = 0;
-	char *b = malloc(cap);
-	int fd, err;
-
-	if (!b)
-		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		free(b);
-		return err;
-	}
-	for (;;) {
-		ssize_t r;
-
-		if (n == cap) {
-			char *nb;
-
-			if (cap >= PROC_FILE_MAX)
-				break;
-			nb = realloc(b, cap * 2);
-			if (!nb) {
-				err = -ENOMEM;
-				goto fail;
-			}
-			b = nb;
-			cap *= 2;
-		}
-		r = read(fd, b + n, cap - n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
-			goto fail;
-		}
-		if (r == 0)
-			break;
-		n += r;
-	}
-	close(fd);
-	*buf = b;
-	*len = n;
-	return 0;
-fail:
-	close(fd);
-	free(b);
-	return err;
-}
-
 /* A child the executor JVM forked (ProcessBuilder's jspawnhelper, a shell)
  * shows the executor's command line until it runs exec: its parent's is the
  * same, byte for byte. A real executor's parent (the YARN container script,
@@ -442,14 +389,14 @@ static bool forked_from_same_command(const char *proc_root, pid_t pid, const cha
 	bool same;
 
 	snprintf(path, sizeof(path), "%s/%d/status", proc_root, (int)pid);
-	if (read_proc_file(path, &buf, &plen))
+	if (file_read_prefix(path, PROC_FILE_MAX, &buf, &plen))
 		return false;
 	proc_status_parse(buf, plen, &st);
 	free(buf);
 	if (!(st.present & PROC_STATUS_PPID) || st.ppid <= 0)
 		return false;
 	snprintf(path, sizeof(path), "%s/%d/cmdline", proc_root, (int)st.ppid);
-	if (read_proc_file(path, &buf, &plen))
+	if (file_read_prefix(path, PROC_FILE_MAX, &buf, &plen))
 		return false;
 	same = plen == len && !memcmp(buf, cmdline, len);
 	free(buf);
@@ -464,7 +411,7 @@ int spark_executor_identify_at(const char *proc_root, pid_t pid, struct spark_ex
 	int ret;
 
 	snprintf(path, sizeof(path), "%s/%d/cmdline", proc_root, (int)pid);
-	ret = read_proc_file(path, &buf, &len);
+	ret = file_read_prefix(path, PROC_FILE_MAX, &buf, &len);
 	if (ret < 0) {
 		*out = (struct spark_executor){ 0 };
 		return ret;
@@ -484,12 +431,12 @@ int spark_executor_identify_at(const char *proc_root, pid_t pid, struct spark_ex
 
 	/* environ is readable by the owner and root only; it is optional. */
 	snprintf(path, sizeof(path), "%s/%d/environ", proc_root, (int)pid);
-	if (read_proc_file(path, &buf, &len) == 0) {
+	if (file_read_prefix(path, PROC_FILE_MAX, &buf, &len) == 0) {
 		spark_executor_parse_environ(buf, len, out);
 		free(buf);
 	}
 	snprintf(path, sizeof(path), "%s/%d/cgroup", proc_root, (int)pid);
-	if (read_proc_file(path, &buf, &len) == 0) {
+	if (file_read_prefix(path, PROC_FILE_MAX, &buf, &len) == 0) {
 		spark_executor_parse_cgroup(buf, len, out);
 		free(buf);
 	}
