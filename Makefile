@@ -1,9 +1,10 @@
 # sparkprof build.
 #
 # Conventions (see docs/hacking.md):
-#   user/*.c          -> the sparkprof binary (user/main.c holds main()); every
-#                        other user/*.o also goes into build/libsparkprof.a so
-#                        unit tests and fuzzers link the same code.
+#   user/**/*.c       -> the sparkprof binary (user/main.c holds main()); every
+#                        other object also goes into build/libsparkprof.a so
+#                        unit tests and fuzzers link the same code. Includes
+#                        are written relative to user/ ("proc/proc_status.h").
 #   bpf/*.bpf.c       -> build/NAME.bpf.o and build/NAME.skel.h
 #   tools/jvmti/*.c   -> build/libsparkprof-agent.so (the JVMTI helper)
 #   tests/unit/test_*.c -> build/tests/test_* (TAP output, run by pytest)
@@ -28,7 +29,7 @@ LDLIBS   += -lbpf -lelf -lz -lpthread -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall \
               -Ivmlinux -Iinclude
 
-USER_SRCS  := $(wildcard user/*.c)
+USER_SRCS  := $(wildcard user/*.c user/*/*.c user/*/*/*.c)
 USER_OBJS  := $(patsubst user/%.c,$(BUILD)/user/%.o,$(USER_SRCS))
 LIB_OBJS   := $(filter-out $(BUILD)/user/main.o,$(USER_OBJS))
 BPF_SRCS   := $(wildcard bpf/*.bpf.c)
@@ -59,7 +60,8 @@ $(BUILD)/libsparkprof.a: $(LIB_OBJS)
 
 # Every user object may include any skeleton; generating them all first keeps
 # the dependency rules simple.
-$(BUILD)/user/%.o: user/%.c $(SKELS) | $(BUILD)/user
+$(BUILD)/user/%.o: user/%.c $(SKELS)
+	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/%.bpf.o: bpf/%.bpf.c $(wildcard include/*.h bpf/*.h) vmlinux/vmlinux.h | $(BUILD)
@@ -85,7 +87,8 @@ $(BUILD)/progs/%: tests/progs/%.c | $(BUILD)/progs
 FUZZ_CFLAGS := -g -O1 -fsanitize=address,undefined -D_GNU_SOURCE
 FUZZ_LIB_OBJS := $(patsubst $(BUILD)/user/%.o,$(BUILD)/fuzz/obj/%.o,$(LIB_OBJS))
 
-$(BUILD)/fuzz/obj/%.o: user/%.c $(SKELS) | $(BUILD)/fuzz/obj
+$(BUILD)/fuzz/obj/%.o: user/%.c $(SKELS)
+	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(CPPFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/fuzz/libsparkprof-fuzz.a: $(FUZZ_LIB_OBJS)
@@ -99,7 +102,7 @@ unit-tests: $(UNIT_BINS)
 fuzz: $(FUZZ_BINS)
 test-progs: $(TEST_PROGS)
 
-$(BUILD) $(BUILD)/user $(BUILD)/tests $(BUILD)/fuzz $(BUILD)/fuzz/obj $(BUILD)/progs:
+$(BUILD) $(BUILD)/tests $(BUILD)/fuzz $(BUILD)/progs:
 	mkdir -p $@
 
 # Installs every build and test dependency (idempotent; needs root).

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "jfr_writer.h"
+#include "output/jfr/jfr_writer.h"
 
 static double now(void)
 {

@@ -17,8 +17,8 @@
 
 #include <bpf/bpf.h>
 
-#include "bpf_offcpu.h"
-#include "bpf_sampler.h"
+#include "sampler/bpf_offcpu.h"
+#include "sampler/bpf_sampler.h"
 
 static int count_record(void *ctx, const void *record, size_t size)
 {

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "commands.h"
-#include "jvm_attach.h"
-#include "log.h"
+#include "jvm/jvm_attach.h"
 
 static void usage(FILE *out)
 {

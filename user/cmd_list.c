@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json_writer.h"
+#include "base/log.h"
 #include "commands.h"
-#include "json_writer.h"
-#include "jvm_process.h"
-#include "log.h"
-#include "spark_executor.h"
+#include "jvm/jvm_process.h"
+#include "spark/spark_executor.h"
 
 /* MAIN is cut to this width; class names keep their end (the class). */
 #define MAIN_WIDTH 60

@@ -18,15 +18,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bpf_offcpu.h"
-#include "bpf_sampler.h"
-#include "child_command.h"
+#include "base/log.h"
+#include "base/path_util.h"
 #include "commands.h"
-#include "log.h"
-#include "path_util.h"
-#include "record_options.h"
-#include "record_attach.h"
-#include "recorder.h"
+#include "record/child_command.h"
+#include "record/record_attach.h"
+#include "record/record_options.h"
+#include "record/recorder.h"
+#include "sampler/bpf_offcpu.h"
+#include "sampler/bpf_sampler.h"
 
 #define NSEC_PER_SEC 1000000000ULL
 #define RINGBUF_BYTES (16u << 20)

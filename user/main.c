@@ -2,9 +2,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/log.h"
+#include "base/version.h"
 #include "commands.h"
-#include "log.h"
-#include "version.h"
 
 struct command {
 	const char *name;

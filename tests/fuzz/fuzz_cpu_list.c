@@ -2,7 +2,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cpu_list.h"
+#include "sampler/cpu_list.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -4,8 +4,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "elf_symbols.h"
-#include "log.h"
+#include "base/log.h"
+#include "symbols/elf_symbols.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

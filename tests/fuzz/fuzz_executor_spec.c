@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "executor_spec.h"
+#include "spark/executor_spec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -12,10 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "jfr_buf.h"
-#include "jfr_names.h"
-#include "jfr_writer.h"
-#include "log.h"
+#include "base/log.h"
+#include "output/jfr/jfr_buf.h"
+#include "output/jfr/jfr_names.h"
+#include "output/jfr/jfr_writer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

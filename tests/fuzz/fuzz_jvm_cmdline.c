@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jvm_process.h"
+#include "jvm/jvm_process.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "jvm_helper_log.h"
+#include "jvm/jvm_helper_log.h"
 
 static void count(void *ctx, const struct jvm_helper_thread_event *ev)
 {

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "kallsyms.h"
+#include "symbols/kallsyms.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -2,7 +2,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ns_tids.h"
+#include "proc/ns_tids.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

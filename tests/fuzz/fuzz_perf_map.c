@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "perf_map.h"
+#include "symbols/perf_map.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "proc_maps.h"
+#include "proc/proc_maps.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proc_status.h"
+#include "proc/proc_status.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

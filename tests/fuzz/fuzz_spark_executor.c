@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spark_executor.h"
+#include "spark/spark_executor.h"
 
 static void check_id(const char *id, size_t max)
 {

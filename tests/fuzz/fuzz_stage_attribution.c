@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "stage_attribution.h"
+#include "spark/stage_attribution.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -2,7 +2,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "task_thread_name.h"
+#include "spark/task_thread_name.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jfr_writer.h"
+#include "output/jfr/jfr_writer.h"
 
 struct name {
 	struct name *next;

@@ -18,9 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bpf_offcpu.h"
-#include "bpf_sampler.h"
-#include "kallsyms.h"
+#include "sampler/bpf_offcpu.h"
+#include "sampler/bpf_sampler.h"
+#include "symbols/kallsyms.h"
 #include "tap.h"
 
 #define WORKLOAD "build/progs/offcpu_sleeper"

@@ -3,7 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cpu_list.h"
+#include "sampler/cpu_list.h"
 #include "tap.h"
 
 static int parse(const char *text, int *cpus, int max)

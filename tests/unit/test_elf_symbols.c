@@ -10,9 +10,9 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
-#include "demangle.h"
-#include "elf_symbols.h"
 #include "shell_tools.h"
+#include "symbols/demangle.h"
+#include "symbols/elf_symbols.h"
 #include "tap.h"
 
 #define TARGET_SRC "tests/progs/symbols_target.c"

@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "executor_spec.h"
+#include "spark/executor_spec.h"
 #include "tap.h"
 
 static struct executor_spec *parse(const char *s, char *err, size_t errlen, int *ret)

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "folded.h"
+#include "output/folded.h"
 #include "tap.h"
 
 static char *slurp(const char *path)

@@ -2,7 +2,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "jfr_buf.h"
+#include "output/jfr/jfr_buf.h"
 #include "tap.h"
 
 static int bytes_are(const struct jfr_buf *b, const char *hex)

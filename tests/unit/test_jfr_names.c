@@ -1,7 +1,7 @@
 /* test_jfr_names.c - UTF-8 repair and Java frame name splitting. */
 #include <string.h>
 
-#include "jfr_names.h"
+#include "output/jfr/jfr_names.h"
 #include "tap.h"
 
 static void check_repair(const char *in, size_t len, const char *want, const char *what)

@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "jfr_map.h"
-#include "jfr_pool.h"
+#include "output/jfr/jfr_map.h"
+#include "output/jfr/jfr_pool.h"
 #include "tap.h"
 
 int main(void)

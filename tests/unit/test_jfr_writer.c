@@ -11,10 +11,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "jfr_buf.h"
-#include "jfr_types.h"
-#include "jfr_writer.h"
-#include "log.h"
+#include "base/log.h"
+#include "output/jfr/jfr_buf.h"
+#include "output/jfr/jfr_types.h"
+#include "output/jfr/jfr_writer.h"
 #include "sparkprof_events.h"
 #include "tap.h"
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_writer.h"
+#include "base/json_writer.h"
 #include "tap.h"
 
 static char *render(void (*fn)(struct json_writer *))

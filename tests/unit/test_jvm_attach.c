@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "jvm_attach.h"
+#include "jvm/jvm_attach.h"
 #include "tap.h"
 
 static int load_result(const char *reply, int *code, bool *ran)

@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "jvm_helper_log.h"
+#include "jvm/jvm_helper_log.h"
 #include "sparkprof_helper_log.h"
 #include "tap.h"
 

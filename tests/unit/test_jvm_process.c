@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "jvm_process.h"
+#include "jvm/jvm_process.h"
 #include "tap.h"
 
 /* Builds a NUL-separated argv image from a NULL-terminated list. */

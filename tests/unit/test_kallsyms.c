@@ -7,8 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "kallsyms.h"
-#include "log.h"
+#include "base/log.h"
+#include "symbols/kallsyms.h"
 #include "tap.h"
 
 static struct kallsyms *parse_str(const char *s)

@@ -7,7 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ns_tids.h"
+#include "proc/ns_tids.h"
 #include "tap.h"
 
 static pid_t parse(const char *text, bool tgid)

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "perf_map.h"
+#include "symbols/perf_map.h"
 #include "tap.h"
 
 static const char *lookup(const struct perf_map *m, uint64_t addr, enum frame_type *type)

@@ -8,7 +8,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
-#include "proc_maps.h"
+#include "proc/proc_maps.h"
 #include "tap.h"
 
 static void test_synthetic(void)

@@ -7,7 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "proc_status.h"
+#include "proc/proc_status.h"
 #include "tap.h"
 
 static const char sample[] =

@@ -16,9 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "binary_cache.h"
-#include "proc_symbolizer.h"
 #include "shell_tools.h"
+#include "symbols/binary_cache.h"
+#include "symbols/proc_symbolizer.h"
 #include "tap.h"
 
 #define TARGET "build/progs/symbols_target"

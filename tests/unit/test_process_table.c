@@ -3,7 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "process_table.h"
+#include "record/process_table.h"
 #include "tap.h"
 
 static int count_visits(struct process *p, void *ctx)

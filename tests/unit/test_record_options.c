@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "record_options.h"
+#include "record/record_options.h"
 #include "tap.h"
 
 static int parse(struct record_options *o, const char *line)

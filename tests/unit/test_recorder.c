@@ -10,9 +10,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "file_slurp.h"
-#include "record_options.h"
-#include "recorder.h"
+#include "proc/file_slurp.h"
+#include "record/record_options.h"
+#include "record/recorder.h"
 #include "sparkprof_events.h"
 #include "tap.h"
 

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "spark_executor.h"
+#include "spark/spark_executor.h"
 #include "tap.h"
 
 /* A command line as /proc shows it: tokens separated and ended by NUL. */

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "stage_attribution.h"
+#include "spark/stage_attribution.h"
 #include "tap.h"
 
 #define S 1000000000ull

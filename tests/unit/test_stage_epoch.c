@@ -1,7 +1,7 @@
 /* test_stage_epoch.c - the epoch rule on a synthetic timeline. */
 #include <errno.h>
 
-#include "stage_epoch.h"
+#include "spark/stage_epoch.h"
 #include "tap.h"
 
 #define S 1000000000ull

@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "spark/task_thread_name.h"
 #include "tap.h"
-#include "task_thread_name.h"
 
 static enum task_thread_kind parse(const char *s, struct task_thread_name *t)
 {

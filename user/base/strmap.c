@@ -1,0 +1,157 @@
+/* strmap.c - see strmap.h. Open addressing over an index of entries kept in
+ * insertion order, so iteration (and so output) is deterministic. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/strmap.h"
+
+struct strmap_entry {
+	char *key;
+	size_t key_len;
+	uint64_t hash;
+	void *value;
+};
+
+struct strmap {
+	struct strmap_entry *entries; /* insertion order */
+	size_t count, capacity;
+	uint32_t *index;              /* entry number + 1; 0 = empty */
+	size_t index_size;            /* power of two */
+};
+
+static uint64_t hash_bytes(const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+struct strmap *strmap_new(void)
+{
+	return calloc(1, sizeof(struct strmap));
+}
+
+void strmap_free(struct strmap *map, void (*free_value)(void *value))
+{
+	if (!map)
+		return;
+	for (size_t i = 0; i < map->count; i++) {
+		if (free_value)
+			free_value(map->entries[i].value);
+		free(map->entries[i].key);
+	}
+	free(map->entries);
+	free(map->index);
+	free(map);
+}
+
+static size_t find_position(const struct strmap *map, const char *key, size_t len,
+			    uint64_t hash, int *found)
+{
+	size_t mask = map->index_size - 1, pos = hash & mask;
+
+	for (;;) {
+		uint32_t slot = map->index[pos];
+		const struct strmap_entry *e;
+
+		if (!slot) {
+			*found = 0;
+			return pos;
+		}
+		e = &map->entries[slot - 1];
+		if (e->hash == hash && e->key_len == len && !memcmp(e->key, key, len)) {
+			*found = 1;
+			return pos;
+		}
+		pos = (pos + 1) & mask;
+	}
+}
+
+static int grow_index(struct strmap *map)
+{
+	size_t size = map->index_size ? map->index_size * 2 : 64;
+	uint32_t *index = calloc(size, sizeof(*index));
+
+	if (!index)
+		return -1;
+	free(map->index);
+	map->index = index;
+	map->index_size = size;
+	for (size_t i = 0; i < map->count; i++) {
+		size_t pos = map->entries[i].hash & (size - 1);
+
+		while (index[pos])
+			pos = (pos + 1) & (size - 1);
+		index[pos] = i + 1;
+	}
+	return 0;
+}
+
+void *strmap_get(const struct strmap *map, const char *key, size_t key_len)
+{
+	int found;
+	size_t pos;
+
+	if (!map->index_size)
+		return NULL;
+	pos = find_position(map, key, key_len, hash_bytes(key, key_len), &found);
+	return found ? map->entries[map->index[pos] - 1].value : NULL;
+}
+
+void **strmap_slot(struct strmap *map, const char *key, size_t key_len, int *inserted)
+{
+	uint64_t hash = hash_bytes(key, key_len);
+	struct strmap_entry *e;
+	int found;
+	size_t pos;
+
+	*inserted = 0;
+	if ((map->count + 1) * 2 > map->index_size && grow_index(map))
+		return NULL;
+	pos = find_position(map, key, key_len, hash, &found);
+	if (found)
+		return &map->entries[map->index[pos] - 1].value;
+	if (map->count == map->capacity) {
+		size_t cap = map->capacity ? map->capacity * 2 : 32;
+		struct strmap_entry *entries = realloc(map->entries, cap * sizeof(*entries));
+
+		if (!entries)
+			return NULL;
+		map->entries = entries;
+		map->capacity = cap;
+	}
+	e = &map->entries[map->count];
+	e->key = malloc(key_len + 1);
+	if (!e->key)
+		return NULL;
+	memcpy(e->key, key, key_len);
+	e->key[key_len] = '\0';
+	e->key_len = key_len;
+	e->hash = hash;
+	e->value = NULL;
+	map->index[pos] = ++map->count;
+	*inserted = 1;
+	return &e->value;
+}
+
+size_t strmap_count(const struct strmap *map)
+{
+	return map->count;
+}
+
+int strmap_foreach(const struct strmap *map,
+		   int (*fn)(const char *key, void *value, void *ctx), void *ctx)
+{
+	for (size_t i = 0; i < map->count; i++) {
+		int ret = fn(map->entries[i].key, map->entries[i].value, ctx);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}

@@ -1,0 +1,41 @@
+/* folded.h - stacks aggregated in the folded format of FlameGraph and
+ * async-profiler: one line per distinct stack, frames root first separated
+ * by ';', a space, the count. Kernel frames carry the suffix "_[k]".
+ */
+#ifndef SPARKPROF_FOLDED_H
+#define SPARKPROF_FOLDED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/frame.h"
+
+struct folded_profile;
+
+struct folded_profile *folded_profile_new(void);
+void folded_profile_free(struct folded_profile *profile);
+
+/* Adds `count` to the stack root -> thread -> frames[n-1] ... frames[0]
+ * (frames are leaf first, as unwound). `root` (e.g. "java-1234") and
+ * `thread` (a thread name) are the outermost frames; NULL for none.
+ * Returns 0 or -ENOMEM. */
+int folded_profile_add(struct folded_profile *profile, const char *root, const char *thread,
+		       const struct frame *frames, size_t n, uint64_t count);
+
+uint64_t folded_profile_total(const struct folded_profile *profile);
+
+/* Writes the profile to path (through a temporary file and rename, so a
+ * reader never sees half a file). Returns 0 or -errno, with a message. */
+int folded_profile_write(const struct folded_profile *profile, const char *path);
+
+/* Same, with every count divided by unit (rounded to nearest); stacks that
+ * round to zero are left out. For profiles accumulated in nanoseconds. */
+int folded_profile_write_scaled(const struct folded_profile *profile, const char *path,
+				uint64_t unit);
+
+/* Appends one frame's folded text to buf: the name with ';' and newlines
+ * replaced (they would split the line) and the "_[k]" suffix for kernel
+ * frames. Returns the new length, or -ENOSPC. */
+int folded_frame_text(char *buf, size_t len, size_t cap, const struct frame *frame);
+
+#endif

@@ -1,0 +1,326 @@
+/* profile_outputs.c - see profile_outputs.h. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "base/path_util.h"
+#include "base/strmap.h"
+#include "output/folded.h"
+#include "output/jfr/jfr_writer.h"
+#include "output/profile_outputs.h"
+
+struct profile_output {
+	char *name;
+	struct output_label labels[OUTPUT_MAX_LABELS];
+	int nlabels;
+	struct folded_profile *cpu;
+	struct folded_profile *wall;    /* nanoseconds */
+	struct folded_profile *off_cpu; /* nanoseconds */
+	uint64_t cpu_period_ns;         /* what one on-CPU sample weighs in .wall */
+	struct jfr_writer *jfr;         /* opened at the first sample */
+	bool jfr_failed;                /* reported once; the folded files go on */
+	uint64_t wall_carry_ns;         /* time not yet written as a JFR wall sample */
+	struct output_stats stats;
+};
+
+struct profile_outputs {
+	struct output_settings settings;
+	char *dir;
+	struct strmap *by_name;
+};
+
+static void output_free(void *value)
+{
+	struct profile_output *o = value;
+
+	if (!o)
+		return;
+	if (o->jfr)
+		jfr_writer_close(o->jfr); /* only on error paths: write() closes them */
+	folded_profile_free(o->cpu);
+	folded_profile_free(o->wall);
+	folded_profile_free(o->off_cpu);
+	for (int i = 0; i < o->nlabels; i++) {
+		free((char *)o->labels[i].key);
+		free((char *)o->labels[i].value);
+	}
+	free(o->name);
+	free(o);
+}
+
+struct profile_outputs *profile_outputs_new(const struct output_settings *settings)
+{
+	struct profile_outputs *outs = calloc(1, sizeof(*outs));
+
+	if (!outs)
+		return NULL;
+	outs->settings = *settings;
+	outs->dir = strdup(settings->dir);
+	outs->settings.dir = outs->dir;
+	outs->by_name = strmap_new();
+	if (!outs->dir || !outs->by_name) {
+		profile_outputs_free(outs);
+		return NULL;
+	}
+	return outs;
+}
+
+void profile_outputs_free(struct profile_outputs *outs)
+{
+	if (!outs)
+		return;
+	if (outs->by_name)
+		strmap_free(outs->by_name, output_free);
+	free(outs->dir);
+	free(outs);
+}
+
+static struct profile_output *output_new(const struct output_settings *s, const char *name,
+					 const struct output_label *labels, int nlabels)
+{
+	struct profile_output *o = calloc(1, sizeof(*o));
+
+	if (!o)
+		return NULL;
+	o->name = strdup(name);
+	o->cpu_period_ns = s->cpu_period_ns;
+	o->cpu = folded_profile_new();
+	if (s->wall)
+		o->wall = folded_profile_new();
+	if (s->off_cpu)
+		o->off_cpu = folded_profile_new();
+	if (!o->name || !o->cpu || (s->wall && !o->wall) || (s->off_cpu && !o->off_cpu))
+		goto fail;
+	for (int i = 0; i < nlabels && i < OUTPUT_MAX_LABELS; i++) {
+		o->labels[i].key = strdup(labels[i].key);
+		o->labels[i].value = strdup(labels[i].value ? labels[i].value : "");
+		o->nlabels++;
+		if (!o->labels[i].key || !o->labels[i].value)
+			goto fail;
+	}
+	return o;
+fail:
+	output_free(o);
+	return NULL;
+}
+
+struct profile_output *profile_outputs_get(struct profile_outputs *outs, const char *name,
+					   const struct output_label *labels, int nlabels)
+{
+	int inserted;
+	void **slot;
+
+	if (!is_safe_relative_name(name))
+		return NULL;
+	slot = strmap_slot(outs->by_name, name, strlen(name), &inserted);
+	if (!slot)
+		return NULL;
+	if (!*slot)
+		*slot = output_new(&outs->settings, name, labels, nlabels);
+	return *slot;
+}
+
+static int open_jfr(const struct profile_outputs *outs, struct profile_output *o)
+{
+	const struct output_settings *st = &outs->settings;
+	struct jfr_label labels[OUTPUT_MAX_LABELS];
+	struct jfr_recording_info info = {
+		.start_monotonic_ns = st->start_monotonic_ns,
+		.start_realtime_ns = st->start_realtime_ns,
+		.cpu_interval_ns = st->cpu_period_ns,
+		.wall_interval_ns = st->wall || st->off_cpu ? st->wall_interval_ns : 0,
+		.labels = labels,
+		.nlabels = (size_t)o->nlabels,
+	};
+	/* Many stage files may be open at once: small chunks keep each
+	 * writer's memory low (it is bounded by one chunk). */
+	struct jfr_writer_options jopts = { .gzip = st->compress, .chunk_bytes = 2u << 20 };
+	char path[PATH_MAX];
+	int err;
+
+	for (int i = 0; i < o->nlabels; i++) {
+		labels[i].key = o->labels[i].key;
+		labels[i].value = o->labels[i].value;
+	}
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s.jfr%s", outs->dir, o->name,
+			     st->compress ? ".gz" : "") >= sizeof(path)) {
+		sp_err("output path for %s.jfr is too long", o->name);
+		return -ENAMETOOLONG;
+	}
+	err = make_parent_dirs(path);
+	if (err) {
+		sp_err("create the folder for %s: %s", path, strerror(-err));
+		return err;
+	}
+	o->jfr = jfr_writer_open(path, &info, &jopts);
+	return o->jfr ? 0 : -errno;
+}
+
+/* JFR wall samples have whole weights in units of the wall interval; the
+ * remainder is carried to the next sample of this output, so the total
+ * stays exact and each stack gets its share on average. */
+static uint64_t wall_weight(const struct profile_outputs *outs, struct profile_output *o,
+			    uint64_t ns)
+{
+	uint64_t interval = outs->settings.wall_interval_ns, weight;
+
+	o->wall_carry_ns += ns;
+	weight = o->wall_carry_ns / interval;
+	o->wall_carry_ns -= weight * interval;
+	return weight;
+}
+
+static void add_jfr(const struct profile_outputs *outs, struct profile_output *o,
+		    const struct resolved_sample *s)
+{
+	struct jfr_sample js = {
+		.timestamp_ns = s->timestamp_ns,
+		.os_tid = (uint32_t)s->tid,
+		.thread_name = s->thread_name,
+		.pid = (uint32_t)s->pid,
+		.kind = JFR_SAMPLE_CPU,
+		.thread_state = (int)s->thread_state,
+		.weight = 1,
+		.frames = s->frames,
+		.nframes = (int)s->nframes,
+	};
+	const struct output_settings *st = &outs->settings;
+	int err = 0;
+
+	if (o->jfr_failed)
+		return;
+	if (!o->jfr && open_jfr(outs, o)) {
+		o->jfr_failed = true;
+		return;
+	}
+	if (s->kind == SAMPLE_CPU)
+		err = jfr_writer_add_sample(o->jfr, &js);
+	if (!err && (s->kind == SAMPLE_OFF_CPU || st->wall)) {
+		js.kind = JFR_SAMPLE_WALL;
+		js.weight = wall_weight(outs, o, s->kind == SAMPLE_CPU ? o->cpu_period_ns
+								       : s->off_cpu_ns);
+		if (js.weight)
+			err = jfr_writer_add_sample(o->jfr, &js);
+	}
+	if (err && err != -EINVAL) {
+		sp_err("write %s/%s.jfr: %s; its folded profiles are still written", outs->dir,
+		       o->name, strerror(-err));
+		o->jfr_failed = true;
+	}
+}
+
+int profile_output_add(struct profile_outputs *outs, struct profile_output *o,
+		       const struct resolved_sample *s)
+{
+	const char *thread = outs->settings.per_thread ? s->thread_name : NULL;
+	int err = 0;
+
+	if (outs->settings.jfr)
+		add_jfr(outs, o, s);
+	if (s->kind == SAMPLE_CPU) {
+		o->stats.cpu_samples++;
+		err = folded_profile_add(o->cpu, s->root_label, thread, s->frames, s->nframes, 1);
+		if (!err && o->wall)
+			err = folded_profile_add(o->wall, s->root_label, thread, s->frames, s->nframes,
+						 o->cpu_period_ns);
+		return err;
+	}
+	o->stats.off_cpu_events++;
+	o->stats.off_cpu_ns += s->off_cpu_ns;
+	if (o->wall)
+		err = folded_profile_add(o->wall, s->root_label, thread, s->frames, s->nframes, s->off_cpu_ns);
+	if (!err && o->off_cpu)
+		err = folded_profile_add(o->off_cpu, s->root_label, thread, s->frames, s->nframes,
+					 s->off_cpu_ns);
+	return err;
+}
+
+const struct output_stats *profile_output_stats(const struct profile_output *o)
+{
+	return &o->stats;
+}
+
+static int write_profile(const struct profile_outputs *outs, const struct profile_output *o,
+			 const struct folded_profile *profile, const char *suffix, uint64_t unit)
+{
+	char path[PATH_MAX];
+	int err;
+
+	if (!profile)
+		return 0;
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s%s", outs->dir, o->name, suffix) >=
+	    sizeof(path)) {
+		sp_err("output path for %s%s is too long", o->name, suffix);
+		return -ENAMETOOLONG;
+	}
+	err = make_parent_dirs(path);
+	if (err) {
+		sp_err("create the folder for %s: %s", path, strerror(-err));
+		return err;
+	}
+	return folded_profile_write_scaled(profile, path, unit);
+}
+
+struct write_all_ctx {
+	struct profile_outputs *outs;
+	int first_error;
+};
+
+static int write_one(const char *name, void *value, void *ctx)
+{
+	struct write_all_ctx *wc = ctx;
+	const struct output_settings *s = &wc->outs->settings;
+	struct profile_output *o = value;
+	int errs[4];
+
+	(void)name;
+	if (!o)
+		return 0;
+	errs[0] = write_profile(wc->outs, o, o->cpu, ".folded", 1);
+	errs[1] = write_profile(wc->outs, o, o->wall, ".wall.folded", s->wall_interval_ns);
+	errs[2] = write_profile(wc->outs, o, o->off_cpu, ".offcpu.folded", 1000000);
+	errs[3] = 0;
+	/* An output without samples still gets its (empty) JFR twin. */
+	if (s->jfr && !o->jfr && !o->jfr_failed && open_jfr(wc->outs, o))
+		o->jfr_failed = true;
+	if (o->jfr) {
+		errs[3] = jfr_writer_close(o->jfr);
+		o->jfr = NULL;
+	}
+	for (int i = 0; i < 4; i++)
+		if (errs[i] && !wc->first_error)
+			wc->first_error = errs[i];
+	return 0;
+}
+
+int profile_outputs_write(struct profile_outputs *outs)
+{
+	struct write_all_ctx wc = { outs, 0 };
+
+	strmap_foreach(outs->by_name, write_one, &wc);
+	return wc.first_error;
+}
+
+struct foreach_ctx {
+	int (*fn)(const char *name, struct profile_output *out, void *ctx);
+	void *ctx;
+};
+
+static int visit(const char *name, void *value, void *ctx)
+{
+	struct foreach_ctx *fc = ctx;
+
+	return value ? fc->fn(name, value, fc->ctx) : 0;
+}
+
+int profile_outputs_foreach(struct profile_outputs *outs,
+			    int (*fn)(const char *name, struct profile_output *out, void *ctx),
+			    void *ctx)
+{
+	struct foreach_ctx fc = { fn, ctx };
+
+	return strmap_foreach(outs->by_name, visit, &fc);
+}

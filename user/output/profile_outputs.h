@@ -1,0 +1,73 @@
+/* profile_outputs.h - the files a recording writes, by name.
+ *
+ * An output is a relative name such as "all" or
+ * "app-20261122-0001/exec-1/stage-3"; samples added to it end up in
+ * DIR/NAME.folded (on-CPU samples), DIR/NAME.wall.folded (on-CPU and off-CPU
+ * time in units of the wall interval, with --wall), DIR/NAME.offcpu.folded
+ * (off-CPU time in milliseconds, with --off-cpu) and DIR/NAME.jfr (all of
+ * them, unless JFR is off; NAME.jfr.gz when compressed). In JFR, on-CPU
+ * samples are jdk.ExecutionSample events, and off-CPU time (and with --wall
+ * on-CPU time too) wall-clock samples weighted in units of the wall
+ * interval. A sample usually goes to several outputs (the
+ * node, its executor, its stage).
+ */
+#ifndef SPARKPROF_PROFILE_OUTPUTS_H
+#define SPARKPROF_PROFILE_OUTPUTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/sample.h"
+
+#define OUTPUT_MAX_LABELS 16
+
+struct output_settings {
+	const char *dir;
+	uint64_t start_monotonic_ns, start_realtime_ns;
+	uint64_t cpu_period_ns;    /* one on-CPU sample stands for this much time */
+	bool wall;                 /* write .wall.folded */
+	uint64_t wall_interval_ns; /* the unit of .wall.folded counts */
+	bool off_cpu;              /* write .offcpu.folded */
+	bool jfr;
+	bool compress;
+	bool per_thread;           /* a frame for the thread under the process */
+};
+
+/* Key/value pairs that say what an output is (in its JFR label). */
+struct output_label {
+	const char *key;
+	const char *value;
+};
+
+struct output_stats {
+	uint64_t cpu_samples;
+	uint64_t off_cpu_events;
+	uint64_t off_cpu_ns;
+};
+
+struct profile_outputs;
+struct profile_output;
+
+struct profile_outputs *profile_outputs_new(const struct output_settings *settings);
+/* Writes nothing: profile_outputs_write() does that. */
+void profile_outputs_free(struct profile_outputs *outs);
+
+/* The output called name, created on first use with these labels (copied).
+ * NULL when out of memory or when name is not a safe relative path. */
+struct profile_output *profile_outputs_get(struct profile_outputs *outs, const char *name,
+					   const struct output_label *labels, int nlabels);
+
+int profile_output_add(struct profile_outputs *outs, struct profile_output *out,
+		       const struct resolved_sample *sample);
+const struct output_stats *profile_output_stats(const struct profile_output *out);
+
+/* Writes every output's files (creating folders as needed) and closes the
+ * JFR files. Continues past a failing output; returns the first error. */
+int profile_outputs_write(struct profile_outputs *outs);
+
+/* Visits outputs in creation order. */
+int profile_outputs_foreach(struct profile_outputs *outs,
+			    int (*fn)(const char *name, struct profile_output *out, void *ctx),
+			    void *ctx);
+
+#endif

@@ -1,0 +1,301 @@
+/* record_options.c - see record_options.h. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "record/record_options.h"
+#include "spark/executor_spec.h"
+
+#define NSEC_PER_SEC 1000000000ULL
+
+enum {
+	OPT_WALL = 256, OPT_OFF_CPU, OPT_MIN_OFF_CPU, OPT_NO_JFR, OPT_COMPRESS, OPT_THREADS,
+	OPT_EXECUTORS, OPT_APP, OPT_ATTRIBUTION, OPT_EPOCH, OPT_ATTACH, OPT_AGENT,
+};
+
+static const struct option long_options[] = {
+	{ "all", no_argument, NULL, 'a' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "freq", required_argument, NULL, 'F' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "threads-in-stacks", no_argument, NULL, 't' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "wall", optional_argument, NULL, OPT_WALL },
+	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+	{ "min-off-cpu", required_argument, NULL, OPT_MIN_OFF_CPU },
+	{ "no-jfr", no_argument, NULL, OPT_NO_JFR },
+	{ "compress", no_argument, NULL, OPT_COMPRESS },
+	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "executors", required_argument, NULL, OPT_EXECUTORS },
+	{ "app", required_argument, NULL, OPT_APP },
+	{ "attribution", required_argument, NULL, OPT_ATTRIBUTION },
+	{ "epoch-interval", required_argument, NULL, OPT_EPOCH },
+	{ "attach", no_argument, NULL, OPT_ATTACH },
+	{ "agent", required_argument, NULL, OPT_AGENT },
+	{ NULL, 0, NULL, 0 },
+};
+
+void record_options_usage(FILE *out)
+{
+	fputs("usage: sparkprof record [options] [-- command [args]]\n"
+	      "\n"
+	      "Samples every CPU (cpu-clock) and writes folded stacks, JFR and a summary.\n"
+	      "\n"
+	      "  -a, --all              profile every process (the default)\n"
+	      "  -p, --pid PID[,PID]    profile only these processes (and their threads)\n"
+	      "  -F, --freq HZ          samples per second per CPU (default 99)\n"
+	      "  -d, --duration SECS    stop after SECS (else at Ctrl-C/SIGTERM, or when\n"
+	      "                         the command after -- exits)\n"
+	      "  -o, --output DIR       output folder (default sparkprof-YYYYmmdd-HHMMSS)\n"
+	      "  -t, --threads-in-stacks  a frame for the thread (full Java name where\n"
+	      "                         known) under the process in folded stacks\n"
+	      "      --wall[=INTERVAL]  also a wall-clock profile: on-CPU and off-CPU time in\n"
+	      "                         units of INTERVAL (default 10ms), *.wall.folded\n"
+	      "      --off-cpu          also an off-CPU profile (*.offcpu.folded, in ms)\n"
+	      "      --min-off-cpu DUR  ignore off-CPU intervals shorter than DUR (default 1ms)\n"
+	      "      --threads tasks|all  in Spark executors, keep only task threads\n"
+	      "                         (default all)\n"
+	      "      --no-jfr           do not write .jfr files\n"
+	      "      --compress         gzip the .jfr files (.jfr.gz): JDK Mission Control\n"
+	      "                         reads them; the JDK's `jfr` tool and async-profiler's\n"
+	      "                         converter do not (gunzip first)\n"
+	      "      --executors SPEC   Spark executors to split by stage: '*' (default),\n"
+	      "                         or ids and ranges like 1,3,5-8\n"
+	      "      --app ID           only executors of this Spark application\n"
+	      "      --attribution thread|epoch\n"
+	      "                         thread (default): each task-thread sample goes to the\n"
+	      "                         stage in its thread's name at that time; epoch: every\n"
+	      "                         sample by the stage epoch rule, like the RAPIDS plugin\n"
+	      "      --epoch-interval SECS  stage epoch length (default 5)\n"
+	      "      --attach           load the sparkprof helper into every profiled JVM\n"
+	      "                         that does not have it\n"
+	      "      --agent PATH       the helper library (default: next to sparkprof)\n"
+	      "  -v, --verbose          more messages\n",
+	      out);
+}
+
+int parse_duration_ns(const char *text, uint64_t default_unit_ns, uint64_t *out)
+{
+	static const struct { const char *suffix; uint64_t ns; } units[] = {
+		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", NSEC_PER_SEC },
+		{ "m", 60 * NSEC_PER_SEC },
+	};
+	char *end;
+	double value;
+	uint64_t unit = default_unit_ns;
+
+	errno = 0;
+	value = strtod(text, &end);
+	if (end == text || errno || !isfinite(value) || value < 0)
+		return -EINVAL;
+	if (*end) {
+		size_t i;
+
+		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (!strcmp(end, units[i].suffix))
+				break;
+		if (i == sizeof(units) / sizeof(units[0]))
+			return -EINVAL;
+		unit = units[i].ns;
+	}
+	if (value * (double)unit > 1e18)
+		return -EINVAL;
+	*out = (uint64_t)(value * (double)unit + 0.5);
+	return 0;
+}
+
+static int parse_pids(struct record_options *opts, const char *text)
+{
+	const char *p = text;
+
+	while (*p) {
+		char *end;
+		long pid;
+
+		errno = 0;
+		pid = strtol(p, &end, 10);
+		if (end == p || errno || pid <= 0 || pid > 4194304 || (*end && *end != ',')) {
+			sp_err("-p: '%s' is not a list of process ids", text);
+			return -1;
+		}
+		if (opts->npids == RECORD_MAX_PIDS) {
+			sp_err("-p: more than %d processes", RECORD_MAX_PIDS);
+			return -1;
+		}
+		opts->pids[opts->npids++] = (pid_t)pid;
+		p = *end ? end + 1 : end;
+	}
+	if (!opts->npids) {
+		sp_err("-p: no process id given");
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_positive_duration(const char *option, const char *text, uint64_t unit,
+				   uint64_t *out)
+{
+	if (parse_duration_ns(text, unit, out) || *out == 0) {
+		sp_err("%s: '%s' is not a positive duration (e.g. 10ms, 2s)", option, text);
+		return -1;
+	}
+	return 0;
+}
+
+int record_options_parse(struct record_options *opts, int argc, char **argv)
+{
+	uint64_t ns;
+	int c;
+
+	memset(opts, 0, sizeof(*opts));
+	opts->frequency_hz = 99;
+	opts->jfr = true;
+	opts->wall_interval_ns = 10 * 1000000ULL;
+	opts->min_off_cpu_ns = 1000000ULL;
+	opts->epoch_interval_ns = 5 * NSEC_PER_SEC;
+	opts->executors = "*";
+	opts->threads = THREADS_ALL;
+
+	optind = 1;
+	opterr = 0;
+	/* '+': stop at the first non-option so "-- cmd -x" keeps its options. */
+	while ((c = getopt_long(argc, argv, "+ap:F:d:o:tvh", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'a':
+			break;
+		case 'p':
+			if (parse_pids(opts, optarg))
+				return -1;
+			break;
+		case 'F': {
+			char *end;
+			long hz;
+
+			errno = 0;
+			hz = strtol(optarg, &end, 10);
+			if (end == optarg || *end || errno || hz < 1 || hz > 10000) {
+				sp_err("-F: '%s' is not a frequency between 1 and 10000 Hz", optarg);
+				return -1;
+			}
+			opts->frequency_hz = (unsigned int)hz;
+			break;
+		}
+		case 'd':
+			if (parse_positive_duration("-d", optarg, NSEC_PER_SEC, &ns))
+				return -1;
+			opts->duration_s = (double)ns / NSEC_PER_SEC;
+			break;
+		case 'o':
+			if (!*optarg) {
+				sp_err("-o: empty output folder name");
+				return -1;
+			}
+			opts->output_dir = optarg;
+			break;
+		case 't':
+			opts->per_thread = true;
+			break;
+		case 'v':
+			opts->verbose++;
+			break;
+		case 'h':
+			opts->help = true;
+			return 0;
+		case OPT_WALL:
+			opts->wall = true;
+			if (optarg && parse_positive_duration("--wall", optarg, 1000000ULL,
+							      &opts->wall_interval_ns))
+				return -1;
+			break;
+		case OPT_OFF_CPU:
+			opts->off_cpu = true;
+			break;
+		case OPT_MIN_OFF_CPU:
+			if (parse_duration_ns(optarg, 1000000ULL, &opts->min_off_cpu_ns)) {
+				sp_err("--min-off-cpu: '%s' is not a duration (e.g. 1ms)", optarg);
+				return -1;
+			}
+			break;
+		case OPT_NO_JFR:
+			opts->jfr = false;
+			break;
+		case OPT_COMPRESS:
+			opts->compress = true;
+			break;
+		case OPT_THREADS:
+			if (!strcmp(optarg, "all")) {
+				opts->threads = THREADS_ALL;
+			} else if (!strcmp(optarg, "tasks")) {
+				opts->threads = THREADS_TASKS;
+			} else {
+				sp_err("--threads: '%s' is neither 'tasks' nor 'all'", optarg);
+				return -1;
+			}
+			break;
+		case OPT_EXECUTORS: {
+			struct executor_spec *spec;
+			char err[256];
+
+			if (executor_spec_parse(optarg, strlen(optarg), &spec, err, sizeof(err))) {
+				sp_err("--executors: %s", err);
+				return -1;
+			}
+			executor_spec_free(spec);
+			opts->executors = optarg;
+			break;
+		}
+		case OPT_APP:
+			opts->app_id = optarg;
+			break;
+		case OPT_ATTRIBUTION:
+			if (!strcmp(optarg, "thread")) {
+				opts->attribution = ATTRIBUTION_OPT_THREAD;
+			} else if (!strcmp(optarg, "epoch")) {
+				opts->attribution = ATTRIBUTION_OPT_EPOCH;
+			} else {
+				sp_err("--attribution: '%s' is neither 'thread' nor 'epoch'", optarg);
+				return -1;
+			}
+			break;
+		case OPT_EPOCH:
+			if (parse_positive_duration("--epoch-interval", optarg, NSEC_PER_SEC,
+						    &opts->epoch_interval_ns))
+				return -1;
+			break;
+		case OPT_ATTACH:
+			opts->attach = true;
+			break;
+		case OPT_AGENT:
+			opts->agent_path = optarg;
+			break;
+		case '?':
+		default:
+			if (optopt && optopt < 256 && strchr("pFdo", optopt))
+				sp_err("option -%c needs a value", optopt);
+			else if (optopt && optopt < 256)
+				sp_err("unknown option -%c (see 'sparkprof record --help')", optopt);
+			else
+				sp_err("unknown or incomplete option '%s' (see 'sparkprof record --help')",
+				       argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		/* getopt stops at "--" (consumed) or at the first non-option. */
+		if (strcmp(argv[optind - 1], "--")) {
+			sp_err("unexpected argument '%s' (a command goes after --)", argv[optind]);
+			return -1;
+		}
+		opts->command = &argv[optind];
+	}
+	if (opts->command && opts->npids) {
+		sp_err("-p and a command after -- cannot be combined");
+		return -1;
+	}
+	return 0;
+}

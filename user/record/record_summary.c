@@ -1,0 +1,191 @@
+/* record_summary.c - see record_summary.h. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/atomic_file.h"
+#include "base/json_writer.h"
+#include "base/log.h"
+#include "base/version.h"
+#include "output/profile_outputs.h"
+#include "record/process_table.h"
+#include "record/record_summary.h"
+#include "spark/executor_routing.h"
+#include "spark/spark_executor.h"
+
+static void write_time(struct json_writer *w, uint64_t realtime_ns)
+{
+	time_t secs = (time_t)(realtime_ns / 1000000000ULL);
+	struct tm tm;
+	char text[64];
+
+	gmtime_r(&secs, &tm);
+	snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (unsigned)(realtime_ns % 1000000000ULL / 1000000));
+	json_string(w, text);
+}
+
+static int write_process(struct process *p, void *ctx)
+{
+	struct json_writer *w = ctx;
+
+	json_begin_object(w);
+	json_key(w, "pid");
+	json_int(w, p->pid);
+	json_key(w, "comm");
+	json_string(w, p->comm);
+	json_key(w, "samples");
+	json_uint(w, p->cpu_samples);
+	if (p->off_cpu_ns) {
+		json_key(w, "off_cpu_ms");
+		json_double(w, (double)p->off_cpu_ns / 1e6);
+	}
+	json_key(w, "unknown_user_frames");
+	json_uint(w, p->unknown_user_frames);
+	json_key(w, "jvm");
+	json_bool(w, p->is_jvm);
+	if (p->is_jvm) {
+		json_key(w, "helper");
+		json_bool(w, p->helper != NULL);
+		json_key(w, "perf_map");
+		json_bool(w, p->perf_map != NULL);
+	}
+	if (p->executor) {
+		json_key(w, "spark_executor");
+		json_string(w, p->executor->executor_id);
+		json_key(w, "spark_app");
+		json_string(w, p->executor->app_id);
+		json_key(w, "selected");
+		json_bool(w, p->executor_selected);
+	}
+	json_end_object(w);
+	return 0;
+}
+
+static int write_output(const char *name, struct profile_output *out, void *ctx)
+{
+	struct json_writer *w = ctx;
+	const struct output_stats *st = profile_output_stats(out);
+
+	json_begin_object(w);
+	json_key(w, "name");
+	json_string(w, name);
+	json_key(w, "samples");
+	json_uint(w, st->cpu_samples);
+	if (st->off_cpu_events) {
+		json_key(w, "off_cpu_events");
+		json_uint(w, st->off_cpu_events);
+		json_key(w, "off_cpu_ms");
+		json_double(w, (double)st->off_cpu_ns / 1e6);
+	}
+	json_end_object(w);
+	return 0;
+}
+
+int record_summary_write(const struct record_summary_input *in)
+{
+	const struct record_options *o = in->opts;
+	const uint64_t *c = in->counters;
+	const struct stack_resolver_stats *rs = in->resolver_stats;
+	uint64_t duration_ns = in->end_monotonic_ns - in->start_monotonic_ns;
+	struct json_writer w;
+	struct atomic_file af;
+	char path[PATH_MAX];
+	char host[256] = "unknown";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/summary.json", in->output_dir);
+	f = atomic_file_open(&af, path);
+	if (!f)
+		return -errno;
+	gethostname(host, sizeof(host) - 1);
+	json_init(&w, f);
+	json_begin_object(&w);
+	json_key(&w, "sparkprof_version");
+	json_string(&w, SPARKPROF_VERSION);
+	json_key(&w, "host");
+	json_string(&w, host);
+	json_key(&w, "start_time");
+	write_time(&w, in->start_realtime_ns);
+	json_key(&w, "duration_s");
+	json_double(&w, (double)duration_ns / 1e9);
+	json_key(&w, "frequency_hz");
+	json_uint(&w, o->frequency_hz);
+	json_key(&w, "event");
+	json_string(&w, "cpu-clock");
+	json_key(&w, "target");
+	if (o->npids) {
+		json_begin_array(&w);
+		for (int i = 0; i < o->npids; i++)
+			json_int(&w, o->pids[i]);
+		json_end_array(&w);
+	} else {
+		json_string(&w, o->command ? "command" : "all");
+	}
+	json_key(&w, "samples");
+	json_uint(&w, c[SP_CNT_SAMPLES]);
+	json_key(&w, "idle_samples");
+	json_uint(&w, c[SP_CNT_IDLE]);
+	json_key(&w, "lost");
+	json_begin_object(&w);
+	json_key(&w, "ring_buffer_full");
+	json_uint(&w, c[SP_CNT_LOST_RINGBUF]);
+	json_key(&w, "undecodable_records");
+	json_uint(&w, in->bad_records);
+	json_key(&w, "off_cpu_ring_buffer_full");
+	json_uint(&w, c[SP_CNT_OFFCPU_LOST]);
+	json_end_object(&w);
+	json_key(&w, "partial_stacks");
+	json_begin_object(&w);
+	json_key(&w, "kernel_stack_unreadable");
+	json_uint(&w, c[SP_CNT_LOST_KSTACK]);
+	json_key(&w, "user_stack_unreadable");
+	json_uint(&w, c[SP_CNT_LOST_USTACK]);
+	json_end_object(&w);
+	json_key(&w, "frames");
+	json_begin_object(&w);
+	json_key(&w, "kernel");
+	json_uint(&w, rs->kernel_frames);
+	json_key(&w, "kernel_unknown");
+	json_uint(&w, rs->kernel_unknown);
+	json_key(&w, "native");
+	json_uint(&w, rs->user_frames);
+	json_key(&w, "native_unknown");
+	json_uint(&w, rs->user_unknown);
+	json_key(&w, "jit");
+	json_uint(&w, rs->jit_frames);
+	json_key(&w, "jit_unknown");
+	json_uint(&w, rs->jit_unknown);
+	json_end_object(&w);
+	if (o->wall || o->off_cpu) {
+		json_key(&w, "off_cpu");
+		json_begin_object(&w);
+		json_key(&w, "events");
+		json_uint(&w, c[SP_CNT_OFFCPU_EVENTS]);
+		json_key(&w, "shorter_than_minimum");
+		json_uint(&w, c[SP_CNT_OFFCPU_SHORT]);
+		json_key(&w, "min_off_cpu_ns");
+		json_uint(&w, o->min_off_cpu_ns);
+		if (o->wall) {
+			json_key(&w, "wall_interval_ns");
+			json_uint(&w, o->wall_interval_ns);
+		}
+		json_end_object(&w);
+	}
+	json_key(&w, "processes");
+	json_begin_array(&w);
+	process_table_foreach(in->processes, write_process, &w);
+	json_end_array(&w);
+	json_key(&w, "executors");
+	executor_routing_write_summary(in->routing, &w);
+	json_key(&w, "outputs");
+	json_begin_array(&w);
+	profile_outputs_foreach(in->outputs, write_output, &w);
+	json_end_array(&w);
+	json_end_object(&w);
+	return atomic_file_commit(&af, 0);
+}

@@ -1,0 +1,35 @@
+/* record_summary.h - DIR/summary.json: what was recorded and what was lost.
+ *
+ * Start time, duration, frequency, samples, lost samples by cause, frames
+ * that could not be named, samples per process, and per Spark executor and
+ * stage: samples, share and tasks seen.
+ */
+#ifndef SPARKPROF_RECORD_SUMMARY_H
+#define SPARKPROF_RECORD_SUMMARY_H
+
+#include <stdint.h>
+
+#include "record/record_options.h"
+#include "sparkprof_events.h"
+#include "symbols/stack_resolver.h"
+
+struct process_table;
+struct profile_outputs;
+struct executor_routing;
+
+struct record_summary_input {
+	const struct record_options *opts;
+	const char *output_dir;
+	uint64_t start_monotonic_ns, start_realtime_ns, end_monotonic_ns;
+	const uint64_t *counters;       /* SP_CNT_MAX BPF counters */
+	uint64_t bad_records;
+	struct process_table *processes;
+	struct profile_outputs *outputs;
+	struct executor_routing *routing;
+	const struct stack_resolver_stats *resolver_stats;
+};
+
+/* Writes DIR/summary.json. 0 or -errno (with a message). */
+int record_summary_write(const struct record_summary_input *in);
+
+#endif

@@ -1,0 +1,433 @@
+/* recorder.c - see recorder.h. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/sample.h"
+#include "base/version.h"
+#include "jvm/jvm_helper_log.h"
+#include "output/profile_outputs.h"
+#include "proc/file_slurp.h"
+#include "proc/ns_tids.h"
+#include "record/process_table.h"
+#include "record/record_summary.h"
+#include "record/recorder.h"
+#include "spark/executor_routing.h"
+#include "symbols/binary_cache.h"
+#include "symbols/perf_map.h"
+#include "symbols/proc_symbolizer.h"
+#include "symbols/stack_resolver.h"
+
+#define NSEC_PER_MSEC 1000000ULL
+/* How often helper logs are read, and how often a JVM without a helper is
+ * checked again (the helper may be attached during the recording). */
+#define HELPER_POLL_NS (100 * NSEC_PER_MSEC)
+#define HELPER_RETRY_NS (2000 * NSEC_PER_MSEC)
+
+/* A record waiting to be named: the BPF record without its unused stack
+ * slots. */
+struct pending_record {
+	struct pending_record *next;
+	struct process *process;  /* as it was when the record arrived (exec) */
+	uint64_t arrival_ns;
+	uint64_t timestamp_ns;
+	uint64_t off_cpu_ns;
+	uint32_t kind, cpu, tgid, tid, state;
+	uint32_t nkernel, nuser;
+	char comm[SP_COMM_LEN];
+	uint64_t addrs[]; /* nkernel kernel addresses, then nuser user ones */
+};
+
+struct recorder {
+	struct recorder_config cfg;
+	struct process_table *processes;
+	struct stack_resolver *resolver;
+	struct profile_outputs *outputs;
+	struct profile_output *node_output; /* DIR/all */
+	struct executor_routing *routing;
+	struct pending_record *head, *tail;
+	struct frame *frames;
+	struct recorder_totals totals;
+	uint64_t last_helper_poll_ns;
+	char host[256];
+	char frequency_text[16];
+};
+
+static uint64_t monotonic_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+struct recorder *recorder_new(const struct recorder_config *cfg)
+{
+	const struct record_options *o = cfg->opts;
+	struct output_settings settings = {
+		.dir = cfg->output_dir,
+		.start_monotonic_ns = cfg->start_monotonic_ns,
+		.start_realtime_ns = cfg->start_realtime_ns,
+		.cpu_period_ns = 1000000000ULL / o->frequency_hz,
+		.wall = o->wall,
+		.wall_interval_ns = o->wall_interval_ns,
+		.off_cpu = o->off_cpu,
+		.jfr = o->jfr,
+		.compress = o->compress,
+		.per_thread = o->per_thread,
+	};
+	struct recorder *rec = calloc(1, sizeof(*rec));
+
+	if (!rec)
+		return NULL;
+	rec->cfg = *cfg;
+	rec->processes = process_table_new();
+	rec->frames = calloc(STACK_MAX_FRAMES, sizeof(struct frame));
+	rec->outputs = profile_outputs_new(&settings);
+	if (!rec->processes || !rec->frames || !rec->outputs) {
+		sp_err("out of memory setting up the recording");
+		goto fail;
+	}
+	rec->resolver = stack_resolver_new();
+	if (!rec->resolver)
+		goto fail;
+	rec->routing = executor_routing_new(o, rec->outputs, cfg->start_monotonic_ns);
+	if (!rec->routing)
+		goto fail;
+	snprintf(rec->frequency_text, sizeof(rec->frequency_text), "%u", o->frequency_hz);
+	if (gethostname(rec->host, sizeof(rec->host) - 1))
+		strcpy(rec->host, "unknown");
+	struct output_label labels[] = {
+		{ "sparkprof.version", SPARKPROF_VERSION },
+		{ "host", rec->host },
+		{ "scope", "node" },
+		{ "frequency.hz", rec->frequency_text },
+	};
+	rec->node_output = profile_outputs_get(rec->outputs, "all", labels,
+					       sizeof(labels) / sizeof(labels[0]));
+	if (!rec->node_output)
+		goto fail;
+	return rec;
+fail:
+	recorder_free(rec);
+	return NULL;
+}
+
+void recorder_set_new_process_ctx(struct recorder *rec, void *ctx)
+{
+	rec->cfg.ctx = ctx;
+}
+
+static void release_process(struct process *p, void *ctx)
+{
+	(void)ctx;
+	proc_symbolizer_free(p->symbolizer);
+	jvm_helper_log_free(p->helper);
+	perf_map_free(p->perf_map);
+	ns_tids_free(p->ns_tids);
+	executor_routing_release(p);
+}
+
+void recorder_free(struct recorder *rec)
+{
+	if (!rec)
+		return;
+	while (rec->head) {
+		struct pending_record *next = rec->head->next;
+
+		free(rec->head);
+		rec->head = next;
+	}
+	if (rec->processes)
+		process_table_free(rec->processes, release_process, NULL);
+	executor_routing_free(rec->routing);
+	profile_outputs_free(rec->outputs);
+	stack_resolver_free(rec->resolver);
+	free(rec->frames);
+	free(rec);
+}
+
+static void on_thread_event(void *ctx, const struct jvm_helper_thread_event *ev)
+{
+	static const enum thread_event kinds[] = {
+		[JVM_THREAD_NAMED] = THREAD_EVENT_NAME,
+		[JVM_THREAD_ENDED] = THREAD_EVENT_EXIT,
+		[JVM_THREAD_IDLE] = THREAD_EVENT_IDLE,
+		[JVM_THREAD_BUSY] = THREAD_EVENT_BUSY,
+	};
+	struct process *p = ctx;
+
+	if ((unsigned)ev->kind >= sizeof(kinds) / sizeof(kinds[0]))
+		return;
+	executor_routing_thread_event(p, kinds[ev->kind], ev->ts, ev->tid, ev->name,
+				      ev->name ? strlen(ev->name) : 0);
+}
+
+/* JIT symbols come from our helper when the JVM runs it, else from a plain
+ * perf map (perf-map-agent, jcmd Compiler.perfmap), a snapshot. */
+static void find_jit_symbols(struct process *p)
+{
+	p->helper = jvm_helper_log_open(p->pid);
+	if (p->helper) {
+		/* Before the first poll: stage tracking needs every thread
+		 * record from the start of the log. */
+		jvm_helper_log_set_thread_listener(p->helper, on_thread_event, p);
+		jvm_helper_log_poll(p->helper);
+		perf_map_free(p->perf_map);
+		p->perf_map = NULL;
+		return;
+	}
+	if (!p->perf_map)
+		p->perf_map = perf_map_open(p->pid);
+}
+
+/* A JVM maps libjvm.so; its anonymous executable memory is JIT code. */
+static bool maps_libjvm(pid_t pid)
+{
+	char path[64];
+	size_t len;
+	char *maps;
+	bool found;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	maps = file_slurp(path, 64 << 20, &len);
+	if (!maps)
+		return false;
+	found = memmem(maps, len, "/libjvm.so", strlen("/libjvm.so")) != NULL;
+	free(maps);
+	return found;
+}
+
+/* Everything about a new process that can only be read while it lives. */
+static void inspect_process(struct recorder *rec, struct process *p)
+{
+	int err = stack_resolver_inspect(rec->resolver, p);
+
+	if (err && err != -ESRCH && err != -ENOENT)
+		sp_debug("inspect pid %d: %s", p->pid, strerror(-err));
+	p->is_jvm = maps_libjvm(p->pid);
+	/* The executor first: its stage tracker must exist before the helper's
+	 * thread records are read. */
+	executor_routing_inspect(rec->routing, p);
+	if (p->is_jvm) {
+		/* The helper speaks of threads by the ids the JVM sees. */
+		p->ns_tids = ns_tids_new(p->pid);
+		find_jit_symbols(p);
+		p->last_helper_check_ns = monotonic_now();
+	}
+}
+
+int recorder_on_record(void *ctx, const void *data, size_t size)
+{
+	struct recorder *rec = ctx;
+	const struct sp_event_header *hdr = data;
+	const struct sp_stacks *stacks;
+	struct pending_record *pr;
+	struct process *p;
+	uint32_t nk = 0, nu = 0;
+	bool created;
+
+	rec->totals.records++;
+	if (size >= sizeof(*hdr) && hdr->kind == SP_EVENT_EXEC) {
+		/* Records already queued keep the old program's entry. */
+		process_table_retire(rec->processes, (pid_t)hdr->tgid);
+		return 0;
+	}
+	if (size < sizeof(*hdr) ||
+	    (hdr->kind == SP_EVENT_CPU_SAMPLE && size < sizeof(struct sp_cpu_sample)) ||
+	    (hdr->kind == SP_EVENT_OFF_CPU && size < sizeof(struct sp_off_cpu_event)) ||
+	    (hdr->kind != SP_EVENT_CPU_SAMPLE && hdr->kind != SP_EVENT_OFF_CPU)) {
+		rec->totals.bad_records++;
+		return 0;
+	}
+	stacks = hdr->kind == SP_EVENT_CPU_SAMPLE ? &((const struct sp_cpu_sample *)data)->stacks
+						  : &((const struct sp_off_cpu_event *)data)->stacks;
+	if (stacks->kstack_bytes > 0)
+		nk = (uint32_t)stacks->kstack_bytes / sizeof(uint64_t);
+	if (stacks->ustack_bytes > 0)
+		nu = (uint32_t)stacks->ustack_bytes / sizeof(uint64_t);
+	if (nk > SP_MAX_STACK_DEPTH)
+		nk = SP_MAX_STACK_DEPTH;
+	if (nu > SP_MAX_STACK_DEPTH)
+		nu = SP_MAX_STACK_DEPTH;
+
+	pr = malloc(sizeof(*pr) + (nk + nu) * sizeof(uint64_t));
+	if (!pr) {
+		rec->totals.bad_records++;
+		return 0;
+	}
+	pr->next = NULL;
+	pr->arrival_ns = monotonic_now();
+	pr->timestamp_ns = hdr->timestamp_ns;
+	pr->kind = hdr->kind;
+	pr->cpu = hdr->cpu;
+	pr->tgid = hdr->tgid;
+	pr->tid = hdr->tid;
+	memcpy(pr->comm, hdr->comm, SP_COMM_LEN);
+	pr->comm[SP_COMM_LEN - 1] = '\0';
+	pr->off_cpu_ns = 0;
+	pr->state = SP_STATE_RUNNING;
+	if (hdr->kind == SP_EVENT_OFF_CPU) {
+		const struct sp_off_cpu_event *ev = data;
+
+		pr->off_cpu_ns = ev->off_cpu_ns;
+		pr->state = ev->state;
+	}
+	pr->nkernel = nk;
+	pr->nuser = nu;
+	memcpy(pr->addrs, stacks->kstack, nk * sizeof(uint64_t));
+	memcpy(pr->addrs + nk, stacks->ustack, nu * sizeof(uint64_t));
+
+	p = process_table_find(rec->processes, (pid_t)hdr->tgid);
+	if (!p) {
+		/* Marked before /proc is read: an exec after the mark is
+		 * reported (and the new program inspected afresh), one before
+		 * it is what /proc shows. Marked after, an exec in between (a
+		 * `-- cmd` child leaving the gate) would leave the entry
+		 * describing the old program. */
+		if (rec->cfg.on_new_process)
+			rec->cfg.on_new_process(rec->cfg.ctx, (pid_t)hdr->tgid);
+		p = process_table_get(rec->processes, (pid_t)hdr->tgid, pr->comm, &created);
+		if (!p) {
+			rec->totals.bad_records++;
+			free(pr);
+			return 0;
+		}
+		if (created) {
+			rec->totals.processes++;
+			inspect_process(rec, p);
+		}
+	}
+	pr->process = p;
+	if (rec->tail)
+		rec->tail->next = pr;
+	else
+		rec->head = pr;
+	rec->tail = pr;
+	return 0;
+}
+
+/* A starting JVM maps libjvm.so after its first instructions, and writes
+ * the helper's log after that: look again now and then. */
+static int poll_helper(struct process *p, void *ctx)
+{
+	uint64_t now = *(uint64_t *)ctx;
+
+	if (p->helper) {
+		jvm_helper_log_poll(p->helper);
+		return 0;
+	}
+	/* A retired entry's pid now runs another program: nothing to find. */
+	if (p->retired || now - p->last_helper_check_ns < HELPER_RETRY_NS)
+		return 0;
+	p->last_helper_check_ns = now;
+	if (!p->is_jvm && !strcmp(p->comm, "java") && maps_libjvm(p->pid)) {
+		p->is_jvm = true;
+		p->ns_tids = ns_tids_new(p->pid);
+	}
+	if (p->is_jvm)
+		find_jit_symbols(p);
+	return 0;
+}
+
+static const struct frame idle_task_frame = { "[idle task thread: waiting for a task]",
+					      FRAME_NATIVE };
+
+static void file_record(struct recorder *rec, const struct pending_record *pr)
+{
+	struct process *p = pr->process;
+	struct resolved_sample s = {
+		.timestamp_ns = pr->timestamp_ns,
+		.pid = (pid_t)pr->tgid,
+		.tid = (pid_t)pr->tid,
+		.cpu = pr->cpu,
+		.kind = pr->kind == SP_EVENT_OFF_CPU ? SAMPLE_OFF_CPU : SAMPLE_CPU,
+		.thread_state = pr->state,
+		.off_cpu_ns = pr->off_cpu_ns,
+		.thread_name = pr->comm,
+	};
+
+	s.ns_tid = p->ns_tids ? ns_tids_lookup(p->ns_tids, s.tid) : s.tid;
+	if (p->helper && s.ns_tid > 0) {
+		const char *name = jvm_helper_log_thread_name(p->helper, s.ns_tid,
+								 sample_lookup_time(&s));
+
+		if (name)
+			s.thread_name = name;
+	}
+	s.root_label = p->label;
+	/* Slot 0 is kept for the idle marker below. */
+	s.frames = rec->frames + 1;
+	s.nframes = stack_resolver_resolve(rec->resolver, p, pr->timestamp_ns, pr->addrs,
+					   pr->nkernel, pr->addrs + pr->nkernel, pr->nuser,
+					   rec->frames + 1, STACK_MAX_FRAMES - 1);
+	/* An idle task thread's wait is not a task's wait: a leaf frame says
+	 * so, so that idle pools do not pass for I/O in wall profiles. */
+	if (s.kind == SAMPLE_OFF_CPU && p->executor &&
+	    executor_routing_idle_task_thread(p, s.ns_tid, sample_lookup_time(&s), s.thread_name)) {
+		rec->frames[0] = idle_task_frame;
+		s.frames = rec->frames;
+		s.nframes++;
+	}
+	if (s.kind == SAMPLE_CPU) {
+		rec->totals.cpu_samples++;
+		p->cpu_samples++;
+	} else {
+		rec->totals.off_cpu_events++;
+		p->off_cpu_ns += s.off_cpu_ns;
+	}
+	if (profile_output_add(rec->outputs, rec->node_output, &s))
+		rec->totals.bad_records++;
+	executor_routing_route(rec->routing, p, &s);
+}
+
+void recorder_drain(struct recorder *rec, uint64_t now, bool flush_all)
+{
+	if (flush_all || now - rec->last_helper_poll_ns >= HELPER_POLL_NS) {
+		rec->last_helper_poll_ns = now;
+		process_table_foreach(rec->processes, poll_helper, &now);
+	}
+	while (rec->head && (flush_all || rec->head->arrival_ns + rec->cfg.resolve_delay_ns <= now)) {
+		struct pending_record *pr = rec->head;
+
+		rec->head = pr->next;
+		if (!rec->head)
+			rec->tail = NULL;
+		file_record(rec, pr);
+		free(pr);
+	}
+}
+
+void recorder_get_totals(const struct recorder *rec, struct recorder_totals *out)
+{
+	*out = rec->totals;
+}
+
+int recorder_finish(struct recorder *rec, const uint64_t counters[SP_CNT_MAX],
+		    uint64_t end_monotonic_ns)
+{
+	struct record_summary_input in = {
+		.opts = rec->cfg.opts,
+		.output_dir = rec->cfg.output_dir,
+		.start_monotonic_ns = rec->cfg.start_monotonic_ns,
+		.start_realtime_ns = rec->cfg.start_realtime_ns,
+		.end_monotonic_ns = end_monotonic_ns,
+		.counters = counters,
+		.bad_records = rec->totals.bad_records,
+		.processes = rec->processes,
+		.outputs = rec->outputs,
+		.routing = rec->routing,
+		.resolver_stats = stack_resolver_get_stats(rec->resolver),
+	};
+	int err, err2;
+
+	recorder_drain(rec, monotonic_now(), true);
+	err = profile_outputs_write(rec->outputs);
+	err2 = record_summary_write(&in);
+	return err ? err : err2;
+}

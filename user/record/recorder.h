@@ -1,0 +1,61 @@
+/* recorder.h - turns the BPF records of one recording into profiles.
+ *
+ * Records are queued as they arrive and named a little later (the resolve
+ * delay), so that the JVM helper's records about the same moment (JIT code,
+ * thread renames) have arrived first. A process is inspected (maps, ELF
+ * files, helper, Spark executor identity) on its first record, while it is
+ * still alive.
+ */
+#ifndef SPARKPROF_RECORDER_H
+#define SPARKPROF_RECORDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "record/record_options.h"
+#include "sparkprof_events.h"
+
+struct recorder;
+
+struct recorder_config {
+	const struct record_options *opts;
+	const char *output_dir;
+	uint64_t start_monotonic_ns, start_realtime_ns;
+	uint64_t resolve_delay_ns;
+	/* Called for each process seen for the first time, just before it is
+	 * inspected: the sampler stops forcing wake-ups for it and reports
+	 * its exec from then on, so an exec racing the inspection is seen. */
+	void (*on_new_process)(void *ctx, pid_t pid);
+	void *ctx;
+};
+
+/* NULL (with a message) on failure. */
+struct recorder *recorder_new(const struct recorder_config *config);
+/* Sets the context of on_new_process (the sampler exists only after the
+ * recorder, which is its record callback's context). */
+void recorder_set_new_process_ctx(struct recorder *rec, void *ctx);
+void recorder_free(struct recorder *rec);
+
+/* The ring-buffer callback: queues one record. Always returns 0: a bad
+ * record is counted, not fatal. */
+int recorder_on_record(void *rec, const void *data, size_t size);
+
+/* Names and files every queued record that arrived before now - delay
+ * (all of them when flush_all). */
+void recorder_drain(struct recorder *rec, uint64_t now_ns, bool flush_all);
+
+struct recorder_totals {
+	uint64_t records, bad_records;
+	uint64_t cpu_samples, off_cpu_events;
+	uint64_t processes;
+};
+void recorder_get_totals(const struct recorder *rec, struct recorder_totals *out);
+
+/* Writes every profile and DIR/summary.json. counters are the BPF side's
+ * (SP_CNT_*). Returns 0 or the first error. */
+int recorder_finish(struct recorder *rec, const uint64_t counters[SP_CNT_MAX],
+		    uint64_t end_monotonic_ns);
+
+#endif

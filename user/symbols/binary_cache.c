@@ -1,0 +1,387 @@
+/* binary_cache.c - see binary_cache.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "symbols/binary_cache.h"
+
+/* A small open-addressing table from byte strings to pointers. */
+struct kv_slot {
+	uint64_t hash;
+	char *key;          /* NULL: empty slot */
+	size_t key_len;
+	void *value;
+};
+
+struct kv_table {
+	struct kv_slot *slots;
+	size_t cap, count;  /* cap is a power of two */
+};
+
+struct binary_cache {
+	struct kv_table by_file;     /* "dev:ino:path" -> struct binary */
+	struct kv_table by_build_id; /* build-id bytes -> struct binary */
+	struct kv_table strings;     /* interned strings (value == key) */
+	struct binary **owned;       /* every binary, for freeing */
+	size_t nowned, owned_cap;
+	struct elf_symbols **tables; /* every symbol table (binaries share them) */
+	size_t ntables, tables_cap;
+	struct binary *vdso;
+	uint64_t vdso_size;
+	bool vdso_tried;
+	struct binary_cache_stats stats;
+};
+
+static uint64_t hash_bytes(const void *p, size_t len)
+{
+	const unsigned char *b = p;
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	return h;
+}
+
+static struct kv_slot *kv_find(const struct kv_table *t, const void *key, size_t len, uint64_t h)
+{
+	if (!t->cap)
+		return NULL;
+	for (size_t i = h & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+		struct kv_slot *s = &t->slots[i];
+		if (!s->key)
+			return s;
+		if (s->hash == h && s->key_len == len && memcmp(s->key, key, len) == 0)
+			return s;
+	}
+}
+
+static void *kv_get(const struct kv_table *t, const void *key, size_t len)
+{
+	struct kv_slot *s = kv_find(t, key, len, hash_bytes(key, len));
+	return s && s->key ? s->value : NULL;
+}
+
+/* Inserts (or replaces) key -> value.  Returns the stored key copy. */
+static char *kv_put(struct kv_table *t, const void *key, size_t len, void *value)
+{
+	uint64_t h = hash_bytes(key, len);
+	struct kv_slot *s;
+
+	if ((t->count + 1) * 2 > t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 64;
+		struct kv_slot *old = t->slots;
+		size_t ocap = t->cap;
+
+		t->slots = calloc(ncap, sizeof(*t->slots));
+		if (!t->slots) {
+			t->slots = old;
+			return NULL;
+		}
+		t->cap = ncap;
+		for (size_t i = 0; i < ocap; i++)
+			if (old[i].key)
+				*kv_find(t, old[i].key, old[i].key_len, old[i].hash) = old[i];
+		free(old);
+	}
+	s = kv_find(t, key, len, h);
+	if (!s->key) {
+		/* One extra NUL so string keys can be handed out as C strings. */
+		s->key = malloc(len + 1);
+		if (!s->key)
+			return NULL;
+		memcpy(s->key, key, len);
+		s->key[len] = '\0';
+		s->key_len = len;
+		s->hash = h;
+		t->count++;
+	}
+	s->value = value;
+	return s->key;
+}
+
+static void kv_free(struct kv_table *t)
+{
+	for (size_t i = 0; i < t->cap; i++)
+		free(t->slots[i].key);
+	free(t->slots);
+}
+
+struct binary_cache *binary_cache_new(void)
+{
+	return calloc(1, sizeof(struct binary_cache));
+}
+
+const char *binary_cache_intern(struct binary_cache *bc, const char *s)
+{
+	size_t len = strlen(s);
+	const char *have = kv_get(&bc->strings, s, len);
+
+	if (have)
+		return have;
+	char *copy = kv_put(&bc->strings, s, len, NULL);
+	if (!copy)
+		return NULL;
+	kv_find(&bc->strings, s, len, hash_bytes(s, len))->value = copy;
+	return copy;
+}
+
+/* Records a symbol table to free with the cache.  -ENOMEM. */
+static int own_table(struct binary_cache *bc, struct elf_symbols *es)
+{
+	if (bc->ntables == bc->tables_cap) {
+		size_t ncap = bc->tables_cap ? bc->tables_cap * 2 : 64;
+		struct elf_symbols **n = realloc(bc->tables, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		bc->tables = n;
+		bc->tables_cap = ncap;
+	}
+	bc->tables[bc->ntables++] = es;
+	bc->stats.memory += elf_symbols_memory(es);
+	return 0;
+}
+
+/* A binary named basename using symbols (which the cache already owns). */
+static struct binary *new_binary(struct binary_cache *bc, const char *basename,
+				 struct elf_symbols *symbols)
+{
+	struct binary *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->basename = binary_cache_intern(bc, basename);
+	if (!b->basename) {
+		free(b);
+		return NULL;
+	}
+	b->symbols = symbols;
+	b->is_jvm = strcmp(basename, "libjvm.so") == 0;
+	if (bc->nowned == bc->owned_cap) {
+		size_t ncap = bc->owned_cap ? bc->owned_cap * 2 : 64;
+		struct binary **n = realloc(bc->owned, ncap * sizeof(*n));
+		if (!n) {
+			free(b);
+			return NULL;
+		}
+		bc->owned = n;
+		bc->owned_cap = ncap;
+	}
+	bc->owned[bc->nowned++] = b;
+	bc->stats.binaries++;
+	if (!symbols)
+		bc->stats.failures++;
+	return b;
+}
+
+/* Opens the file behind mapping m as process pid sees it.  -errno. */
+static int open_mapped_file(pid_t pid, const struct proc_map *m)
+{
+	char path[4200];
+	struct stat st;
+	int fd;
+
+	/* The exact file mapped (root only; survives deletion and renames). */
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
+		 m->start, m->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	if (m->deleted)
+		return -ENOENT;
+	errno = ENOENT;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		int len;
+
+		if (attempt == 0)
+			len = snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
+		else
+			len = snprintf(path, sizeof(path), "%s", m->path);
+		if (len < 0 || (size_t)len >= sizeof(path)) {
+			errno = ENAMETOOLONG; /* a cut path would name another file */
+			continue;
+		}
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		/* Same filesystem but another inode: the file was replaced since
+		 * it was mapped; its symbols would be wrong.  (A different device
+		 * is expected through overlayfs, so that alone is accepted.) */
+		if (fstat(fd, &st) == 0 &&
+		    st.st_dev == makedev(m->dev_major, m->dev_minor) && st.st_ino != m->inode) {
+			close(fd);
+			fd = -1;
+			errno = ESTALE;
+			continue;
+		}
+		return fd;
+	}
+	return -errno;
+}
+
+/* A separate debug file found by build-id, for binaries shipped stripped. */
+static struct elf_symbols *load_debug_file(pid_t pid, const uint8_t *id, size_t id_len)
+{
+	char hex[2 * ELF_BUILD_ID_MAX + 1], path[256];
+	struct elf_symbols *es = NULL;
+
+	if (id_len < 2)
+		return NULL;
+	for (size_t i = 0; i < id_len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	for (int attempt = 0; attempt < 2 && !es; attempt++) {
+		int fd;
+
+		if (attempt == 0)
+			snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
+				 hex, hex + 2);
+		else
+			snprintf(path, sizeof(path),
+				 "/proc/%d/root/usr/lib/debug/.build-id/%.2s/%s.debug", (int)pid,
+				 hex, hex + 2);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		es = elf_symbols_load_fd(fd, path);
+		close(fd);
+		if (es && !elf_symbols_has_symtab(es)) {
+			elf_symbols_free(es);
+			es = NULL;
+		}
+	}
+	return es;
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+const struct binary *binary_cache_get(struct binary_cache *bc, pid_t pid,
+				      const struct proc_map *m)
+{
+	char key[4200];
+	uint8_t id[ELF_BUILD_ID_MAX];
+	int key_len, fd, id_len;
+	struct binary *b;
+	struct elf_symbols *es;
+
+	if (m->kind != PROC_MAP_FILE)
+		return NULL;
+	/* The path is part of the key: an inode freed and reused for another
+	 * file (native libraries unpacked to /tmp per run) must not alias. */
+	key_len = snprintf(key, sizeof(key), "%" PRIx32 ":%" PRIx32 ":%" PRIu64 ":%s",
+			   m->dev_major, m->dev_minor, m->inode, m->path);
+	if (key_len < 0 || (size_t)key_len >= sizeof(key))
+		return NULL;
+	b = kv_get(&bc->by_file, key, (size_t)key_len);
+	if (b)
+		return b;
+
+	fd = open_mapped_file(pid, m);
+	if (fd < 0) {
+		sp_debug("pid %d: open %s: %s", (int)pid, m->path, strerror(-fd));
+		b = new_binary(bc, basename_of(m->path), NULL);
+		if (b)
+			kv_put(&bc->by_file, key, (size_t)key_len, b);
+		return b;
+	}
+	id_len = elf_read_build_id(fd, id);
+	if (id_len > 0) {
+		struct binary *same = kv_get(&bc->by_build_id, id, (size_t)id_len);
+		if (same) {
+			/* Same contents under another name: share the table, keep
+			 * this file's name for unnamed code. */
+			close(fd);
+			bc->stats.build_id_hits++;
+			b = new_binary(bc, basename_of(m->path), same->symbols);
+			if (b)
+				kv_put(&bc->by_file, key, (size_t)key_len, b);
+			return b;
+		}
+	}
+	es = elf_symbols_load_fd(fd, m->path);
+	close(fd);
+	bc->stats.loads++;
+	if (!es)
+		sp_debug("pid %d: read ELF symbols of %s: %s", (int)pid, m->path, strerror(errno));
+	if (es && !elf_symbols_has_symtab(es) && id_len > 0) {
+		struct elf_symbols *debug = load_debug_file(pid, id, (size_t)id_len);
+		if (debug)
+			elf_symbols_take_symbols(es, debug);
+	}
+	if (es && own_table(bc, es) != 0) {
+		elf_symbols_free(es);
+		return NULL;
+	}
+	b = new_binary(bc, basename_of(m->path), es);
+	if (!b)
+		return NULL;
+	kv_put(&bc->by_file, key, (size_t)key_len, b);
+	if (id_len > 0 && es)
+		kv_put(&bc->by_build_id, id, (size_t)id_len, b);
+	return b;
+}
+
+/* The size of our own [vdso] mapping. */
+static uint64_t own_vdso_size(uint64_t start)
+{
+	struct proc_maps *pm = proc_maps_read(getpid());
+	const struct proc_map *m = pm ? proc_maps_find(pm, start) : NULL;
+	uint64_t size = m && m->kind == PROC_MAP_VDSO ? m->end - m->start : 0;
+
+	proc_maps_free(pm);
+	return size;
+}
+
+const struct binary *binary_cache_vdso(struct binary_cache *bc, uint64_t *size)
+{
+	if (!bc->vdso_tried) {
+		uint64_t start = getauxval(AT_SYSINFO_EHDR);
+		uint64_t len = start ? own_vdso_size(start) : 0;
+		struct elf_symbols *es = NULL;
+
+		bc->vdso_tried = true;
+		if (len)
+			es = elf_symbols_load_mem((const void *)(uintptr_t)start, len);
+		if (!es)
+			sp_warn("cannot read our own vDSO: vDSO frames will show as [vdso]+OFFSET");
+		if (es && own_table(bc, es) != 0) {
+			elf_symbols_free(es);
+			es = NULL;
+		}
+		bc->vdso = new_binary(bc, "[vdso]", es);
+		bc->vdso_size = len;
+	}
+	*size = bc->vdso_size;
+	return bc->vdso;
+}
+
+void binary_cache_get_stats(const struct binary_cache *bc, struct binary_cache_stats *out)
+{
+	*out = bc->stats;
+}
+
+void binary_cache_free(struct binary_cache *bc)
+{
+	if (!bc)
+		return;
+	for (size_t i = 0; i < bc->nowned; i++)
+		free(bc->owned[i]);
+	free(bc->owned);
+	for (size_t i = 0; i < bc->ntables; i++)
+		elf_symbols_free(bc->tables[i]);
+	free(bc->tables);
+	kv_free(&bc->by_file);
+	kv_free(&bc->by_build_id);
+	kv_free(&bc->strings);
+	free(bc);
+}

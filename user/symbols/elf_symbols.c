@@ -1,0 +1,666 @@
+/* elf_symbols.c - see elf_symbols.h. */
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "symbols/demangle.h"
+#include "symbols/elf_symbols.h"
+
+/* Refuse absurd tables rather than allocating gigabytes for a bad file. */
+#define MAX_SYMBOLS (16u << 20)
+#define MAX_SEGMENTS 4096u
+/* Rank of synthesized "name@plt" symbols: any real symbol wins over them. */
+#define PLT_RANK 254
+
+struct elf_sym {
+	uint64_t addr;
+	uint64_t end;        /* exclusive; computed at load */
+	uint64_t size;       /* st_size, 0 when unknown */
+	uint64_t limit;      /* end of the symbol's section, 0 when unknown */
+	uint32_t name;       /* offset in names (the raw, mangled name) */
+	uint8_t rank;        /* lower wins among symbols at one address */
+};
+
+struct elf_segment {
+	uint64_t offset, vaddr, filesz, memsz;
+	uint32_t flags;
+};
+
+struct elf_symbols {
+	struct elf_sym *syms;
+	size_t nsyms;
+	char **shown;        /* per symbol: readable name, made on first lookup */
+	char *names;
+	size_t names_len;
+	struct elf_segment *segs;
+	size_t nsegs;
+	uint8_t build_id[ELF_BUILD_ID_MAX];
+	size_t build_id_len;
+	bool has_symtab;
+};
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct elf_sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/* Among aliases prefer a sized, global, un-underscored name (as perf does). */
+static uint8_t symbol_rank(const GElf_Sym *s, const char *name)
+{
+	unsigned bind = GELF_ST_BIND(s->st_info), rank, underscores = 0;
+
+	rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+	if (s->st_size == 0)
+		rank += 3;
+	while (name[underscores] == '_' && underscores < 3)
+		underscores++;
+	return (uint8_t)(rank * 4 + underscores);
+}
+
+static void read_build_id_notes(Elf *elf, struct elf_symbols *es)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		size_t off = 0, name_off, desc_off;
+		GElf_Nhdr nh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf)
+			continue;
+		while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    name_off + 4 <= data->d_size && desc_off <= data->d_size &&
+			    nh.n_descsz <= data->d_size - desc_off &&
+			    memcmp((char *)data->d_buf + name_off, "GNU", 4) == 0 &&
+			    nh.n_descsz > 0 && nh.n_descsz <= ELF_BUILD_ID_MAX) {
+				memcpy(es->build_id, (char *)data->d_buf + desc_off, nh.n_descsz);
+				es->build_id_len = nh.n_descsz;
+				return;
+			}
+		}
+	}
+}
+
+static int read_segments(Elf *elf, struct elf_symbols *es)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n) != 0)
+		return -ENOEXEC;
+	if (n > MAX_SEGMENTS)
+		return -ENOEXEC;
+	es->segs = calloc(n ? n : 1, sizeof(*es->segs));
+	if (!es->segs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (ph.p_offset + ph.p_filesz < ph.p_offset || ph.p_vaddr + ph.p_memsz < ph.p_vaddr)
+			continue; /* wraps: bogus */
+		es->segs[es->nsegs++] = (struct elf_segment){
+			.offset = ph.p_offset, .vaddr = ph.p_vaddr, .filesz = ph.p_filesz,
+			.memsz = ph.p_memsz, .flags = ph.p_flags,
+		};
+	}
+	return 0;
+}
+
+/* The end of the executable segment holding addr, or 0. */
+static uint64_t exec_segment_end(const struct elf_symbols *es, uint64_t addr)
+{
+	for (size_t i = 0; i < es->nsegs; i++) {
+		const struct elf_segment *s = &es->segs[i];
+		if ((s->flags & PF_X) && addr >= s->vaddr && addr - s->vaddr < s->memsz)
+			return s->vaddr + s->memsz;
+	}
+	return 0;
+}
+
+/* A sized symbol ends at its size; a sizeless one (hand-written assembly)
+ * at the next symbol, but never past its executable segment. */
+static void compute_ends(struct elf_symbols *es)
+{
+	for (size_t i = 0; i < es->nsyms; i++) {
+		struct elf_sym *s = &es->syms[i];
+		uint64_t next = i + 1 < es->nsyms ? es->syms[i + 1].addr : UINT64_MAX;
+		uint64_t seg_end = exec_segment_end(es, s->addr);
+
+		if (s->size) {
+			s->end = s->addr + s->size < s->addr ? UINT64_MAX : s->addr + s->size;
+		} else {
+			s->end = next;
+			/* _init is sizeless and followed by the PLT: stop at the
+			 * end of its section rather than name PLT stubs "_init". */
+			if (s->limit > s->addr && s->limit < s->end)
+				s->end = s->limit;
+			if (seg_end && seg_end < s->end)
+				s->end = seg_end;
+			if (!seg_end)
+				s->end = s->addr + 1 < next ? s->addr + 1 : next;
+		}
+	}
+}
+
+static Elf_Scn *find_symbol_section(Elf *elf, Elf64_Word type, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, sh) && sh->sh_type == type)
+			return scn;
+	return NULL;
+}
+
+/* The end address of section shndx, 0 when unknown. */
+static uint64_t section_end(Elf *elf, unsigned shndx)
+{
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+
+	if (shndx == SHN_UNDEF || shndx >= SHN_LORESERVE)
+		return 0;
+	scn = elf_getscn(elf, shndx);
+	if (!scn || !gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC))
+		return 0;
+	if (sh.sh_addr + sh.sh_size < sh.sh_addr)
+		return 0;
+	return sh.sh_addr + sh.sh_size;
+}
+
+/* Growth state of the symbol and name arrays while loading. */
+struct sym_builder {
+	size_t cap, names_cap;
+};
+
+/* Appends symbol proto named name[0..len) + suffix.  0, 1 when the name
+ * space is full, or -ENOMEM. */
+static int add_symbol(struct elf_symbols *es, struct sym_builder *b, struct elf_sym proto,
+		      const char *name, size_t len, const char *suffix)
+{
+	size_t slen = strlen(suffix), need = len + slen + 1;
+
+	if (es->nsyms == b->cap) {
+		size_t ncap = b->cap ? b->cap * 2 : 256;
+		struct elf_sym *n = realloc(es->syms, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		es->syms = n;
+		b->cap = ncap;
+	}
+	if (es->names_len > UINT32_MAX - need)
+		return 1;
+	if (es->names_len + need > b->names_cap) {
+		size_t ncap = b->names_cap ? b->names_cap * 2 : 4096;
+		char *n;
+
+		while (ncap < es->names_len + need)
+			ncap *= 2;
+		n = realloc(es->names, ncap);
+		if (!n)
+			return -ENOMEM;
+		es->names = n;
+		b->names_cap = ncap;
+	}
+	proto.name = (uint32_t)es->names_len;
+	es->syms[es->nsyms++] = proto;
+	memcpy(es->names + es->names_len, name, len);
+	memcpy(es->names + es->names_len + len, suffix, slen);
+	es->names_len += len + slen;
+	es->names[es->names_len++] = '\0';
+	return 0;
+}
+
+/* Appends the function symbols of one symbol section.  Returns how many. */
+static long read_symbol_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
+				struct elf_symbols *es, struct sym_builder *b)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t count, added = 0;
+
+	if (!data || sh->sh_entsize == 0)
+		return 0;
+	count = data->d_size / sh->sh_entsize;
+	if (count > MAX_SYMBOLS)
+		count = MAX_SYMBOLS;
+	for (size_t i = 0; i < count; i++) {
+		GElf_Sym s;
+		const char *name;
+		unsigned type;
+		int err;
+
+		if (!gelf_getsym(data, (int)i, &s))
+			break;
+		type = GELF_ST_TYPE(s.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
+		    s.st_value == 0)
+			continue;
+		name = elf_strptr(elf, sh->sh_link, s.st_name);
+		if (!name || !*name)
+			continue;
+		err = add_symbol(es, b, (struct elf_sym){
+				.addr = s.st_value, .size = s.st_size,
+				.limit = s.st_size ? 0 : section_end(elf, s.st_shndx),
+				.rank = symbol_rank(&s, name),
+			}, name, strnlen(name, 4096), "");
+		if (err < 0)
+			return err;
+		if (err > 0)
+			break;
+		added++;
+	}
+	return (long)added;
+}
+
+static Elf_Scn *find_section_named(Elf *elf, const char *want, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh->sh_name);
+		if (name && strcmp(name, want) == 0)
+			return scn;
+	}
+	return NULL;
+}
+
+struct got_slot {
+	uint64_t got;        /* r_offset of a JUMP_SLOT relocation */
+	uint32_t sym;        /* its .dynsym index */
+};
+
+static int cmp_got_slot(const void *a, const void *b)
+{
+	const struct got_slot *x = a, *y = b;
+	return x->got < y->got ? -1 : x->got > y->got;
+}
+
+/* The GOT slot a 16-byte x86-64 PLT stub jumps through: "jmp *d(%rip)"
+ * (ff 25 d32), maybe after endbr64 (f3 0f 1e fa) and a bnd prefix (f2).
+ * 0 when the stub is not of that form. */
+static uint64_t plt_stub_target(const uint8_t *code, size_t len, uint64_t addr)
+{
+	size_t i = 0;
+	int32_t disp;
+
+	if (len >= 4 && code[0] == 0xf3 && code[1] == 0x0f && code[2] == 0x1e && code[3] == 0xfa)
+		i = 4;
+	if (i < len && code[i] == 0xf2)
+		i++;
+	if (i + 6 > len || code[i] != 0xff || code[i + 1] != 0x25)
+		return 0;
+	memcpy(&disp, code + i + 2, 4);
+	return addr + i + 6 + (uint64_t)(int64_t)disp;
+}
+
+/* x86-64 PLT stubs, named "function@plt" as perf does.  Each stub of .plt
+ * (after its 16-byte header) or of .plt.sec is decoded to find the GOT slot
+ * it jumps through; the JUMP_SLOT relocation of that slot names it.  Stubs
+ * that do not decode (or IRELATIVE slots) stay unnamed: no guessing. */
+static int read_plt_symbols(Elf *elf, struct elf_symbols *es, struct sym_builder *b)
+{
+	GElf_Shdr rela_sh, plt_sh, dynsym_sh;
+	Elf_Scn *rela, *plt, *dynsym;
+	Elf_Data *rela_data, *sym_data, *code;
+	struct got_slot *slots;
+	size_t n, nslots = 0, skip;
+	GElf_Ehdr eh;
+	int err = 0;
+
+	if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64)
+		return 0;
+	rela = find_section_named(elf, ".rela.plt", &rela_sh);
+	if (!rela || rela_sh.sh_type != SHT_RELA || rela_sh.sh_entsize == 0)
+		return 0;
+	n = rela_sh.sh_size / rela_sh.sh_entsize;
+	plt = find_section_named(elf, ".plt.sec", &plt_sh);
+	skip = 0;
+	if (!plt) {
+		plt = find_section_named(elf, ".plt", &plt_sh);
+		skip = 16;
+	}
+	if (!plt || plt_sh.sh_type != SHT_PROGBITS || n == 0 || n > MAX_SYMBOLS)
+		return 0;
+	dynsym = elf_getscn(elf, rela_sh.sh_link);
+	if (!dynsym || !gelf_getshdr(dynsym, &dynsym_sh) || dynsym_sh.sh_type != SHT_DYNSYM)
+		return 0;
+	rela_data = elf_getdata(rela, NULL);
+	sym_data = elf_getdata(dynsym, NULL);
+	code = elf_getdata(plt, NULL);
+	if (!rela_data || !sym_data || !code || !code->d_buf)
+		return 0;
+	slots = calloc(n, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Rela r;
+
+		if (!gelf_getrela(rela_data, (int)i, &r))
+			break;
+		if (GELF_R_TYPE(r.r_info) == R_X86_64_JUMP_SLOT && GELF_R_SYM(r.r_info) != 0)
+			slots[nslots++] = (struct got_slot){ r.r_offset, (uint32_t)GELF_R_SYM(r.r_info) };
+	}
+	qsort(slots, nslots, sizeof(*slots), cmp_got_slot);
+	for (size_t off = skip; nslots && off + 16 <= code->d_size; off += 16) {
+		uint64_t addr = plt_sh.sh_addr + off;
+		struct got_slot key = { plt_stub_target((const uint8_t *)code->d_buf + off, 16, addr), 0 };
+		struct got_slot *slot;
+		const char *name;
+		GElf_Sym s;
+
+		if (!key.got)
+			continue;
+		slot = bsearch(&key, slots, nslots, sizeof(*slots), cmp_got_slot);
+		if (!slot || !gelf_getsym(sym_data, (int)slot->sym, &s))
+			continue;
+		name = elf_strptr(elf, dynsym_sh.sh_link, s.st_name);
+		if (!name || !*name)
+			continue;
+		err = add_symbol(es, b, (struct elf_sym){ .addr = addr, .size = 16, .rank = PLT_RANK },
+				 name, strnlen(name, 4096), "@plt");
+		if (err)
+			break;
+	}
+	free(slots);
+	return err < 0 ? err : 0;
+}
+
+/* Sorts, keeps the best name per address, computes ends. */
+static int finish_table(struct elf_symbols *es)
+{
+	size_t out = 0;
+
+	free(es->shown);
+	es->shown = NULL;
+	if (es->nsyms == 0)
+		return 0;
+	qsort(es->syms, es->nsyms, sizeof(*es->syms), cmp_sym);
+	for (size_t i = 0; i < es->nsyms; i++)
+		if (!out || es->syms[out - 1].addr != es->syms[i].addr)
+			es->syms[out++] = es->syms[i];
+	es->nsyms = out;
+	compute_ends(es);
+	es->shown = calloc(out, sizeof(*es->shown));
+	return es->shown ? 0 : -ENOMEM;
+}
+
+static int read_symbols(Elf *elf, struct elf_symbols *es)
+{
+	struct sym_builder b = { 0, 0 };
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+	long n = 0;
+
+	scn = find_symbol_section(elf, SHT_SYMTAB, &sh);
+	if (scn) {
+		n = read_symbol_section(elf, scn, &sh, es, &b);
+		if (n < 0)
+			return (int)n;
+		es->has_symtab = n > 0;
+	}
+	if (n == 0) {
+		scn = find_symbol_section(elf, SHT_DYNSYM, &sh);
+		if (scn && (n = read_symbol_section(elf, scn, &sh, es, &b)) < 0)
+			return (int)n;
+	}
+	n = read_plt_symbols(elf, es, &b);
+	if (n < 0)
+		return (int)n;
+	return finish_table(es);
+}
+
+static struct elf_symbols *load_elf(Elf *elf, const char *what)
+{
+	struct elf_symbols *es;
+	GElf_Ehdr eh;
+	int err;
+
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
+		sp_debug("%s: not an ELF file: %s", what, elf_errmsg(-1));
+		errno = ENOEXEC;
+		return NULL;
+	}
+	es = calloc(1, sizeof(*es));
+	if (!es) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = read_segments(elf, es);
+	if (!err)
+		err = read_symbols(elf, es);
+	if (err) {
+		elf_symbols_free(es);
+		errno = -err;
+		return NULL;
+	}
+	read_build_id_notes(elf, es);
+	return es;
+}
+
+struct elf_symbols *elf_symbols_load_fd(int fd, const char *what)
+{
+	struct elf_symbols *es;
+	Elf *elf;
+
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf) {
+		sp_debug("%s: libelf: %s", what, elf_errmsg(-1));
+		errno = ENOEXEC;
+		return NULL;
+	}
+	es = load_elf(elf, what);
+	elf_end(elf);
+	return es;
+}
+
+struct elf_symbols *elf_symbols_load_mem(const void *image, size_t len)
+{
+	struct elf_symbols *es;
+	char *copy;
+	Elf *elf;
+	int saved;
+
+	if (!image || len == 0) {
+		errno = ENOEXEC;
+		return NULL;
+	}
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	/* libelf may convert data in place; never touch the caller's bytes. */
+	copy = malloc(len);
+	if (!copy) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memcpy(copy, image, len);
+	elf = elf_memory(copy, len);
+	if (!elf) {
+		free(copy);
+		errno = ENOEXEC;
+		return NULL;
+	}
+	es = load_elf(elf, "ELF image in memory");
+	saved = errno;
+	elf_end(elf);
+	free(copy);
+	errno = saved;
+	return es;
+}
+
+bool elf_symbols_offset_to_vaddr(const struct elf_symbols *es, uint64_t file_off,
+				 uint64_t *vaddr)
+{
+	const struct elf_segment *found = NULL;
+
+	for (size_t i = 0; es && i < es->nsegs; i++) {
+		const struct elf_segment *s = &es->segs[i];
+		if (file_off < s->offset || file_off - s->offset >= s->filesz)
+			continue;
+		if (!found || ((s->flags & PF_X) && !(found->flags & PF_X)))
+			found = s;
+	}
+	if (!found)
+		return false;
+	*vaddr = file_off - found->offset + found->vaddr;
+	return true;
+}
+
+const char *elf_symbols_lookup(struct elf_symbols *es, uint64_t vaddr, uint64_t *offset_in_sym)
+{
+	size_t lo = 0, hi;
+
+	if (!es || es->nsyms == 0 || vaddr < es->syms[0].addr)
+		return NULL;
+	hi = es->nsyms;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (es->syms[mid].addr <= vaddr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	/* A function can contain a smaller symbol (a local label with a size):
+	 * look back a little for an enclosing one before giving up. */
+	for (size_t back = 0; back < 4 && back <= lo; back++) {
+		size_t i = lo - back;
+		struct elf_sym *s = &es->syms[i];
+
+		if (vaddr >= s->end)
+			continue;
+		if (!es->shown[i]) {
+			const char *raw = es->names + s->name;
+			char *readable = demangle_symbol(raw);
+
+			es->shown[i] = readable ? readable : (char *)raw;
+		}
+		if (offset_in_sym)
+			*offset_in_sym = vaddr - s->addr;
+		return es->shown[i];
+	}
+	return NULL;
+}
+
+size_t elf_symbols_build_id(const struct elf_symbols *es, const uint8_t **id)
+{
+	*id = es->build_id;
+	return es->build_id_len;
+}
+
+bool elf_symbols_has_symtab(const struct elf_symbols *es)
+{
+	return es->has_symtab;
+}
+
+size_t elf_symbols_count(const struct elf_symbols *es)
+{
+	return es ? es->nsyms : 0;
+}
+
+size_t elf_symbols_memory(const struct elf_symbols *es)
+{
+	size_t total = sizeof(*es);
+
+	if (!es)
+		return 0;
+	total += es->nsyms * (sizeof(*es->syms) + sizeof(*es->shown)) + es->names_len;
+	total += es->nsegs * sizeof(*es->segs);
+	for (size_t i = 0; i < es->nsyms; i++)
+		if (es->shown[i] && es->shown[i] != es->names + es->syms[i].name)
+			total += strlen(es->shown[i]) + 1;
+	return total;
+}
+
+void elf_symbols_take_symbols(struct elf_symbols *into, struct elf_symbols *from)
+{
+	struct sym_builder b = { from->nsyms, from->names_len };
+
+	/* The debug file has no PLT contents: keep the stubs found in into. */
+	for (size_t i = 0; i < into->nsyms; i++) {
+		const char *name = into->names + into->syms[i].name;
+
+		if (into->syms[i].rank == PLT_RANK &&
+		    add_symbol(from, &b, into->syms[i], name, strlen(name), "") < 0)
+			break;
+	}
+	for (size_t i = 0; into->shown && i < into->nsyms; i++)
+		if (into->shown[i] && into->shown[i] != into->names + into->syms[i].name)
+			free(into->shown[i]);
+	free(into->shown);
+	free(into->syms);
+	free(into->names);
+	into->syms = from->syms;
+	into->nsyms = from->nsyms;
+	into->names = from->names;
+	into->names_len = from->names_len;
+	into->has_symtab = from->has_symtab;
+	into->shown = NULL;
+	from->syms = NULL;
+	from->names = NULL;
+	from->nsyms = 0;
+	elf_symbols_free(from);
+	if (finish_table(into) < 0)
+		into->nsyms = 0; /* out of memory: no names rather than a crash */
+}
+
+void elf_symbols_free(struct elf_symbols *es)
+{
+	if (!es)
+		return;
+	for (size_t i = 0; es->shown && i < es->nsyms; i++)
+		if (es->shown[i] && es->shown[i] != es->names + es->syms[i].name)
+			free(es->shown[i]);
+	free(es->shown);
+	free(es->syms);
+	free(es->names);
+	free(es->segs);
+	free(es);
+}
+
+int elf_read_build_id(int fd, uint8_t id[ELF_BUILD_ID_MAX])
+{
+	struct elf_symbols tmp;
+	Elf *elf;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOSYS;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return -ENOEXEC;
+	memset(&tmp, 0, sizeof(tmp));
+	if (elf_kind(elf) != ELF_K_ELF) {
+		elf_end(elf);
+		return -ENOEXEC;
+	}
+	read_build_id_notes(elf, &tmp);
+	elf_end(elf);
+	memcpy(id, tmp.build_id, tmp.build_id_len);
+	return (int)tmp.build_id_len;
+}

@@ -1,0 +1,268 @@
+/* kallsyms.c - see kallsyms.h. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/hex_digit.h"
+#include "base/log.h"
+#include "proc/file_slurp.h"
+#include "symbols/kallsyms.h"
+
+/* A symbol longer than this is taken to be a gap (e.g. the last function of
+ * a module followed by the next module far away), not a function. */
+#define KSYM_MAX_SIZE (1u << 20)
+/* The very last symbol has no successor; allow it one page. */
+#define KSYM_LAST_SIZE 4096u
+
+struct ksym {
+	uint64_t addr;
+	uint64_t end;
+	uint32_t name;     /* offset in names; UINT32_MAX: boundary only */
+	uint8_t rank;      /* lower wins when several symbols share an address */
+	uint8_t is_text;
+};
+
+struct kallsyms {
+	struct ksym *syms;  /* text symbols, sorted, one per address */
+	size_t nsyms;
+	char *names;
+	size_t names_len;
+};
+
+/* Markers such as _etext end the previous function but are not functions. */
+static bool is_boundary_marker(const char *name, size_t len)
+{
+	static const struct { const char *s; size_t len; } exact[] = {
+		{ "_etext", 6 }, { "_einittext", 10 }, { "_end", 4 },
+		{ "_sinittext", 10 }, { "_stext", 6 }, { "_text", 5 },
+	};
+
+	if (name[0] != '_')
+		return false;
+	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
+		if (exact[i].len == len && memcmp(exact[i].s, name, len) == 0)
+			return true;
+	return len > 9 && memcmp(name + len - 9, "_text_end", 9) == 0;
+}
+
+/* perf-like preference among aliases: global over local over weak, then
+ * fewer leading underscores. */
+static uint8_t symbol_rank(char type, const char *name, size_t len, bool marker)
+{
+	unsigned rank = 0, underscores = 0;
+
+	if (marker)
+		return 255;
+	if (type == 't')
+		rank = 1;
+	else if (type == 'W' || type == 'w')
+		rank = 2;
+	while (underscores < len && name[underscores] == '_' && underscores < 3)
+		underscores++;
+	return (uint8_t)(rank * 4 + underscores);
+}
+
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* Text before boundary-only symbols, then the best name first. */
+	if (x->is_text != y->is_text)
+		return x->is_text ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
+struct kallsyms *kallsyms_parse(const char *buf, size_t len)
+{
+	struct kallsyms *ks = calloc(1, sizeof(*ks));
+	size_t cap = 0, ntext = 0, nonzero = 0;
+	const char *p = buf, *end = buf ? buf + len : buf;
+
+	if (!ks)
+		return NULL;
+	if (!buf)
+		len = 0;
+	/* Names need at most len bytes plus one NUL per line. */
+	ks->names = malloc(len + 1);
+	if (!ks->names && len + 1) {
+		free(ks);
+		errno = ENOMEM;
+		return NULL;
+	}
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		const char *line = p, *q, *name;
+		uint64_t addr = 0;
+		size_t digits = 0, name_len;
+		char type;
+		bool text, marker;
+
+		if (!eol)
+			eol = end;
+		p = eol + 1;
+		for (q = line; q < eol && hex_digit_value(*q) >= 0; q++, digits++)
+			addr = addr << 4 | (uint64_t)hex_digit_value(*q);
+		if (digits == 0 || digits > 16 || q + 3 > eol || *q != ' ')
+			continue;
+		type = q[1];
+		if (q[2] != ' ')
+			continue;
+		name = q + 3;
+		for (q = name; q < eol && *q != '\t' && *q != ' ' && *q != '\0'; q++)
+			;
+		name_len = (size_t)(q - name);
+		if (name_len == 0)
+			continue;
+		if (addr)
+			nonzero++;
+		text = type == 't' || type == 'T' || type == 'w' || type == 'W';
+		marker = is_boundary_marker(name, name_len);
+		if (ks->nsyms == cap) {
+			size_t ncap = cap ? cap * 2 : 4096;
+			struct ksym *n = realloc(ks->syms, ncap * sizeof(*n));
+			if (!n) {
+				kallsyms_free(ks);
+				errno = ENOMEM;
+				return NULL;
+			}
+			ks->syms = n;
+			cap = ncap;
+		}
+		/* Every symbol bounds its predecessor; only text ones get names. */
+		ks->syms[ks->nsyms].addr = addr;
+		ks->syms[ks->nsyms].end = 0;
+		ks->syms[ks->nsyms].is_text = text && !marker;
+		ks->syms[ks->nsyms].rank = symbol_rank(type, name, name_len, !text || marker);
+		if (text && !marker) {
+			ks->syms[ks->nsyms].name = (uint32_t)ks->names_len;
+			memcpy(ks->names + ks->names_len, name, name_len);
+			ks->names_len += name_len;
+			ks->names[ks->names_len++] = '\0';
+			ntext++;
+		} else {
+			ks->syms[ks->nsyms].name = UINT32_MAX;
+		}
+		ks->nsyms++;
+	}
+	if (ntext == 0) {
+		kallsyms_free(ks);
+		errno = ENOENT;
+		return NULL;
+	}
+	if (nonzero == 0) {
+		kallsyms_free(ks);
+		errno = EACCES;
+		return NULL;
+	}
+	/* The kernel lists most symbols in address order: sort only if needed. */
+	for (size_t i = 1; i < ks->nsyms; i++)
+		if (cmp_ksym(&ks->syms[i - 1], &ks->syms[i]) > 0) {
+			qsort(ks->syms, ks->nsyms, sizeof(*ks->syms), cmp_ksym);
+			break;
+		}
+
+	/* One entry per address (the best), each ending at the next address. */
+	size_t out = 0;
+	for (size_t i = 0; i < ks->nsyms; i++) {
+		if (out && ks->syms[out - 1].addr == ks->syms[i].addr)
+			continue;
+		ks->syms[out++] = ks->syms[i];
+	}
+	for (size_t i = 0; i < out; i++) {
+		uint64_t a = ks->syms[i].addr;
+		uint64_t next = i + 1 < out ? ks->syms[i + 1].addr : a + KSYM_LAST_SIZE;
+		if (next < a) /* wrapped past 2^64 for the last symbol */
+			next = UINT64_MAX;
+		if (next - a > KSYM_MAX_SIZE)
+			next = a + KSYM_LAST_SIZE;
+		ks->syms[i].end = next;
+	}
+	/* Keep only named text symbols; their ends are already computed. */
+	size_t kept = 0;
+	for (size_t i = 0; i < out; i++)
+		if (ks->syms[i].name != UINT32_MAX && ks->syms[i].addr != 0)
+			ks->syms[kept++] = ks->syms[i];
+	ks->nsyms = kept;
+	if (kept == 0) {
+		kallsyms_free(ks);
+		errno = ENOENT;
+		return NULL;
+	}
+	struct ksym *shrunk = realloc(ks->syms, kept * sizeof(*shrunk));
+	if (shrunk)
+		ks->syms = shrunk;
+	char *names = realloc(ks->names, ks->names_len ? ks->names_len : 1);
+	if (names)
+		ks->names = names;
+	return ks;
+}
+
+struct kallsyms *kallsyms_load(const char *path)
+{
+	size_t len;
+	char *buf = file_slurp(path, 256u << 20, &len);
+	struct kallsyms *ks;
+
+	if (!buf) {
+		sp_err("read %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	ks = kallsyms_parse(buf, len);
+	if (!ks) {
+		int saved = errno;
+		if (saved == EACCES)
+			sp_err("%s: every address reads as zero: kernel frames cannot be named "
+			       "(lower kernel.kptr_restrict or run with CAP_SYSLOG)", path);
+		else if (saved == ENOENT)
+			sp_err("%s: no kernel text symbol found", path);
+		else
+			sp_err("parse %s: %s", path, strerror(saved));
+		errno = saved;
+	}
+	free(buf);
+	return ks;
+}
+
+const char *kallsyms_lookup(const struct kallsyms *ks, uint64_t addr)
+{
+	size_t lo = 0, hi;
+
+	if (!ks || ks->nsyms == 0 || addr < ks->syms[0].addr)
+		return NULL;
+	hi = ks->nsyms;
+	/* Last symbol with start <= addr. */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ks->syms[mid].addr <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (addr >= ks->syms[lo].end)
+		return NULL;
+	return ks->names + ks->syms[lo].name;
+}
+
+size_t kallsyms_count(const struct kallsyms *ks)
+{
+	return ks ? ks->nsyms : 0;
+}
+
+size_t kallsyms_memory(const struct kallsyms *ks)
+{
+	return ks ? sizeof(*ks) + ks->nsyms * sizeof(*ks->syms) + ks->names_len : 0;
+}
+
+void kallsyms_free(struct kallsyms *ks)
+{
+	if (!ks)
+		return;
+	free(ks->syms);
+	free(ks->names);
+	free(ks);
+}

@@ -1,0 +1,221 @@
+/* perf_map.c - parse a plain perf map (see perf_map.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jvm/jvm_helper_log.h"
+#include "symbols/perf_map.h"
+
+#define MAX_MAP_BYTES (512u << 20)
+
+struct perf_map_entry {
+	uint64_t start, end;
+	size_t line;         /* later lines win */
+	const char *name;    /* into names */
+	enum frame_type type;
+};
+
+struct perf_map {
+	struct perf_map_entry *v;    /* sorted by start */
+	uint64_t *max_end;           /* prefix maximum of end */
+	size_t n;
+	size_t malformed;
+	char *names;
+};
+
+static int parse_hex(const char **p, const char *end, uint64_t *out)
+{
+	const char *s = *p;
+	if (end - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	uint64_t v = 0;
+	int digits = 0;
+	for (; s < end; s++, digits++) {
+		int d;
+		if (*s >= '0' && *s <= '9')
+			d = *s - '0';
+		else if (*s >= 'a' && *s <= 'f')
+			d = *s - 'a' + 10;
+		else if (*s >= 'A' && *s <= 'F')
+			d = *s - 'A' + 10;
+		else
+			break;
+		if (digits == 16)
+			return -1;
+		v = v * 16 + d;
+	}
+	if (!digits || (s < end && *s != ' ' && *s != '\t'))
+		return -1;
+	*p = s;
+	*out = v;
+	return 0;
+}
+
+static enum frame_type type_of(const char *name)
+{
+	if (!strcmp(name, "Interpreter"))
+		return FRAME_INTERPRETED;
+	/* Java methods: "pkg/Cls.m", "int java.lang.String.hashCode()",
+	 * "Ljava/lang/String;::hashCode". */
+	if (strstr(name, "::") || (strchr(name, '.') && (!strchr(name, ' ') || strchr(name, '('))))
+		return FRAME_JIT;
+	return FRAME_NATIVE;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct perf_map_entry *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+struct perf_map *perf_map_parse(const char *buf, size_t len)
+{
+	struct perf_map *m = calloc(1, sizeof(*m));
+	if (!m)
+		goto nomem;
+	if (!buf)
+		len = 0;
+	/* Names are copied, NUL-terminated, into one buffer of len + 1. */
+	m->names = malloc(len + 1);
+	size_t lines = 0;
+	for (size_t i = 0; i < len; i++)
+		lines += buf[i] == '\n';
+	m->v = malloc((lines + 1) * sizeof(*m->v));
+	if (!m->names || !m->v)
+		goto nomem;
+	size_t names_len = 0, line_no = 0;
+	for (size_t pos = 0; pos < len; line_no++) {
+		const char *line = buf + pos, *nl = memchr(line, '\n', len - pos);
+		const char *end = nl ? nl : buf + len;
+		pos = end - buf + (nl ? 1 : 0);
+		if (end > line && end[-1] == '\r')
+			end--;
+		if (end == line)
+			continue;   /* blank lines are not an error */
+		const char *p = line;
+		uint64_t start, size;
+		if (parse_hex(&p, end, &start) < 0)
+			goto bad;
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		if (parse_hex(&p, end, &size) < 0 || size == 0 || start > UINT64_MAX - size)
+			goto bad;
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		if (p == end || memchr(p, 0, end - p))
+			goto bad;
+		char *name = m->names + names_len;
+		memcpy(name, p, end - p);
+		name[end - p] = 0;
+		names_len += end - p + 1;
+		m->v[m->n++] = (struct perf_map_entry){ start, start + size, line_no, name, type_of(name) };
+		continue;
+bad:
+		m->malformed++;
+	}
+	qsort(m->v, m->n, sizeof(*m->v), by_start);
+	m->max_end = malloc((m->n + 1) * sizeof(*m->max_end));
+	if (!m->max_end)
+		goto nomem;
+	uint64_t mx = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		if (m->v[i].end > mx)
+			mx = m->v[i].end;
+		m->max_end[i] = mx;
+	}
+	return m;
+nomem:
+	perf_map_free(m);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void perf_map_free(struct perf_map *m)
+{
+	if (!m)
+		return;
+	free(m->v);
+	free(m->max_end);
+	free(m->names);
+	free(m);
+}
+
+int perf_map_lookup(const struct perf_map *m, uint64_t addr, struct frame *out)
+{
+	if (!m || !out)
+		return 0;
+	size_t lo = 0, hi = m->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	const struct perf_map_entry *best = NULL;
+	for (size_t i = lo; i-- > 0 && m->max_end[i] > addr;)
+		if (m->v[i].end > addr && (!best || m->v[i].line > best->line))
+			best = &m->v[i];
+	if (!best)
+		return 0;
+	*out = (struct frame){ best->name, best->type };
+	return 1;
+}
+
+size_t perf_map_count(const struct perf_map *m)
+{
+	return m ? m->n : 0;
+}
+
+size_t perf_map_malformed(const struct perf_map *m)
+{
+	return m ? m->malformed : 0;
+}
+
+struct perf_map *perf_map_open(pid_t pid)
+{
+	int fd = jvm_helper_open_in_process(pid, "/tmp/perf-%d.map");
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	size_t cap = 1 << 20, len = 0;
+	char *buf = malloc(cap);
+	int err = buf ? 0 : ENOMEM;
+	while (!err) {
+		if (len == cap) {
+			if (cap >= MAX_MAP_BYTES) {
+				err = EFBIG;
+				break;
+			}
+			char *n = realloc(buf, cap * 2);
+			if (!n) {
+				err = ENOMEM;
+				break;
+			}
+			buf = n;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, buf + len, cap - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			err = errno;
+		else if (r == 0)
+			break;
+		else
+			len += r;
+	}
+	close(fd);
+	struct perf_map *m = err ? NULL : perf_map_parse(buf, len);
+	if (!m && !err)
+		err = errno;
+	free(buf);
+	errno = err;
+	return m;
+}

@@ -1,0 +1,199 @@
+/* proc_symbolizer.c - see proc_symbolizer.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/log.h"
+#include "symbols/proc_symbolizer.h"
+
+#define REFRESH_INTERVAL_NS (100ull * 1000 * 1000)
+
+struct proc_symbolizer {
+	struct binary_cache *cache;
+	pid_t pid;
+	struct proc_maps *maps;
+	const struct binary **binaries; /* per mapping; NULL until loaded */
+	uint64_t last_refresh_ns;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Installs new maps and loads the files of their executable mappings. */
+static int install_maps(struct proc_symbolizer *ps, struct proc_maps *maps)
+{
+	const struct binary **binaries = calloc(maps->count ? maps->count : 1, sizeof(*binaries));
+
+	if (!binaries)
+		return -ENOMEM;
+	/* The kernel builds the maps text a chunk per read(): a process that
+	 * maps or unmaps meanwhile gives lines out of order, which the parser
+	 * skips. That is a race, not a fault worth a warning. */
+	if (maps->bad_lines)
+		sp_debug("pid %d: %zu malformed or out-of-order lines in /proc/%d/maps skipped",
+			 (int)ps->pid, maps->bad_lines, (int)ps->pid);
+	for (size_t i = 0; i < maps->count; i++)
+		if (maps->maps[i].kind == PROC_MAP_FILE && proc_map_is_exec(&maps->maps[i]))
+			binaries[i] = binary_cache_get(ps->cache, ps->pid, &maps->maps[i]);
+	proc_maps_free(ps->maps);
+	free(ps->binaries);
+	ps->maps = maps;
+	ps->binaries = binaries;
+	return 0;
+}
+
+struct proc_symbolizer *proc_symbolizer_new(struct binary_cache *bc, pid_t pid)
+{
+	struct proc_symbolizer *ps = calloc(1, sizeof(*ps));
+	struct proc_maps *maps;
+	uint64_t vdso_size;
+	int err;
+
+	if (!ps)
+		return NULL;
+	ps->cache = bc;
+	ps->pid = pid;
+	maps = proc_maps_read(pid);
+	if (!maps) {
+		err = errno;
+		free(ps);
+		errno = err;
+		return NULL;
+	}
+	err = install_maps(ps, maps);
+	if (err) {
+		proc_maps_free(maps);
+		free(ps);
+		errno = -err;
+		return NULL;
+	}
+	binary_cache_vdso(bc, &vdso_size);
+	ps->last_refresh_ns = now_ns();
+	return ps;
+}
+
+int proc_symbolizer_refresh(struct proc_symbolizer *ps)
+{
+	uint64_t now = now_ns();
+	struct proc_maps *maps;
+	int err;
+
+	if (now - ps->last_refresh_ns < REFRESH_INTERVAL_NS)
+		return -EAGAIN;
+	ps->last_refresh_ns = now;
+	maps = proc_maps_read(ps->pid);
+	if (!maps)
+		return errno == ENOENT ? -ESRCH : -errno;
+	/* A zombie's maps are empty: keep the mappings it had while alive. */
+	if (maps->count == 0 && ps->maps->count > 0) {
+		proc_maps_free(maps);
+		return -ESRCH;
+	}
+	err = install_maps(ps, maps);
+	if (err) {
+		proc_maps_free(maps);
+		return err;
+	}
+	return 1;
+}
+
+static const char *named_offset(struct binary_cache *bc, const char *base, uint64_t off)
+{
+	char buf[512];
+	const char *s;
+
+	snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base, off);
+	s = binary_cache_intern(bc, buf);
+	return s ? s : "[unknown]";
+}
+
+static const char *resolve_vdso(struct proc_symbolizer *ps, const struct proc_map *m,
+				uint64_t addr)
+{
+	uint64_t image_size, off = addr - m->start, vaddr;
+	const struct binary *vdso = binary_cache_vdso(ps->cache, &image_size);
+	const char *name;
+
+	/* Our vDSO is the target's only if the kernel mapped the same image
+	 * (a 32-bit process has another one). */
+	if (vdso && vdso->symbols && image_size == m->end - m->start &&
+	    elf_symbols_offset_to_vaddr(vdso->symbols, off, &vaddr)) {
+		name = elf_symbols_lookup(vdso->symbols, vaddr, NULL);
+		if (name)
+			return name;
+	}
+	return named_offset(ps->cache, "[vdso]", off);
+}
+
+static const char *resolve_file(struct proc_symbolizer *ps, size_t i, uint64_t addr,
+				enum frame_type *type)
+{
+	const struct proc_map *m = &ps->maps->maps[i];
+	const struct binary *b = ps->binaries[i];
+	uint64_t file_off = addr - m->start + m->offset, vaddr;
+	const char *name;
+
+	if (!b) /* not executable: loaded only now that a frame points here */
+		b = ps->binaries[i] = binary_cache_get(ps->cache, ps->pid, m);
+	if (!b)
+		return "[unknown]";
+	*type = b->is_jvm ? FRAME_CPP : FRAME_NATIVE;
+	if (b->symbols && elf_symbols_offset_to_vaddr(b->symbols, file_off, &vaddr)) {
+		name = elf_symbols_lookup(b->symbols, vaddr, NULL);
+		if (name)
+			return name;
+		return named_offset(ps->cache, b->basename, vaddr);
+	}
+	return named_offset(ps->cache, b->basename, file_off);
+}
+
+enum proc_sym_result proc_symbolizer_resolve(struct proc_symbolizer *ps, uint64_t addr,
+					     struct frame *out)
+{
+	const struct proc_map *m = proc_maps_find(ps->maps, addr);
+
+	if (!m)
+		return PROC_SYM_UNMAPPED;
+	out->type = FRAME_NATIVE;
+	switch (m->kind) {
+	case PROC_MAP_ANON:
+		if (proc_map_is_exec(m))
+			return PROC_SYM_ANON_EXEC;
+		out->name = "[unknown]";
+		return PROC_SYM_OK;
+	case PROC_MAP_VDSO:
+		out->name = resolve_vdso(ps, m, addr);
+		return PROC_SYM_OK;
+	case PROC_MAP_SPECIAL:
+		out->name = binary_cache_intern(ps->cache, m->path);
+		if (!out->name)
+			out->name = "[unknown]";
+		return PROC_SYM_OK;
+	case PROC_MAP_FILE:
+		out->name = resolve_file(ps, (size_t)(m - ps->maps->maps), addr, &out->type);
+		return PROC_SYM_OK;
+	}
+	return PROC_SYM_UNMAPPED;
+}
+
+pid_t proc_symbolizer_pid(const struct proc_symbolizer *ps)
+{
+	return ps->pid;
+}
+
+void proc_symbolizer_free(struct proc_symbolizer *ps)
+{
+	if (!ps)
+		return;
+	proc_maps_free(ps->maps);
+	free(ps->binaries);
+	free(ps);
+}

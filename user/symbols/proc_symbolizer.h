@@ -1,0 +1,50 @@
+/* proc_symbolizer.h - names for native code addresses of one process.
+ *
+ * proc_symbolizer_new() reads /proc/PID/maps and loads the ELF files of the
+ * executable mappings at once, so frames of a process that exits during the
+ * recording still get names.  Addresses in anonymous executable memory are
+ * not named here: they are JIT code, and the caller asks its JIT symbol
+ * source (perf map / helper) for them.
+ *
+ * Frame names come from the binary_cache and stay valid until it is freed.
+ * Not thread-safe.
+ */
+#ifndef SPARKPROF_PROC_SYMBOLIZER_H
+#define SPARKPROF_PROC_SYMBOLIZER_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/frame.h"
+#include "symbols/binary_cache.h"
+
+struct proc_symbolizer;
+
+enum proc_sym_result {
+	PROC_SYM_OK,        /* *out filled: "function", "libfoo.so+0x1234" (no
+			     * symbol there; ELF address, or file offset when no
+			     * segment holds it), "[vdso]+0x..", "[vsyscall]", or
+			     * "[unknown]"; FRAME_CPP inside libjvm.so, else
+			     * FRAME_NATIVE */
+	PROC_SYM_ANON_EXEC, /* anonymous executable memory: ask the JIT source */
+	PROC_SYM_UNMAPPED,  /* no mapping holds addr: maybe call _refresh() */
+};
+
+/* Reads the maps of pid now and loads its executables and libraries into
+ * bc.  NULL and errno: ESRCH when the process is gone. */
+struct proc_symbolizer *proc_symbolizer_new(struct binary_cache *bc, pid_t pid);
+
+enum proc_sym_result proc_symbolizer_resolve(struct proc_symbolizer *ps, uint64_t addr,
+					     struct frame *out);
+
+/* Re-reads the maps (after PROC_SYM_UNMAPPED: a library was loaded since).
+ * Returns 1 when the maps were read again (resolve once more), -EAGAIN when
+ * called within 100 ms of the last read, -ESRCH when the process is gone
+ * (the old mappings stay in use), or another -errno. */
+int proc_symbolizer_refresh(struct proc_symbolizer *ps);
+
+pid_t proc_symbolizer_pid(const struct proc_symbolizer *ps);
+
+void proc_symbolizer_free(struct proc_symbolizer *ps);
+
+#endif
