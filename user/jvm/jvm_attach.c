@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -28,6 +27,7 @@
 
 #include "jvm/jvm_attach.h"
 #include "jvm/jvm_process.h"
+#include "proc/proc_root.h"
 #include "proc/proc_status.h"
 
 /* HotSpot's limits on a request (attachListener.hpp). */
@@ -179,27 +179,6 @@ static bool same_file(const char *a, const char *b)
 	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-/* Opens path inside pid's root, resolving links as the process would. */
-static int open_in_root(pid_t pid, const char *path, int flags)
-{
-	char root[64];
-	struct open_how how = {
-		.flags = (unsigned)flags | O_CLOEXEC,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
-	int rootfd, fd, saved;
-
-	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
-	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0)
-		return -1;
-	fd = (int)syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
-	saved = errno;
-	close(rootfd);
-	errno = saved;
-	return fd;
-}
-
 static bool socket_exists(pid_t pid, pid_t ns_pid)
 {
 	char path[64];
@@ -208,7 +187,7 @@ static bool socket_exists(pid_t pid, pid_t ns_pid)
 	bool is_socket;
 
 	snprintf(path, sizeof(path), "/tmp/.java_pid%d", (int)ns_pid);
-	fd = open_in_root(pid, path, O_PATH | O_NOFOLLOW);
+	fd = proc_root_open(pid, path, O_PATH | O_NOFOLLOW);
 	if (fd < 0)
 		return false;
 	is_socket = !fstat(fd, &st) && S_ISSOCK(st.st_mode);
@@ -686,9 +665,9 @@ static int copy_agent(const struct target *t, const char *agent, struct agent_co
 		fail(err, errlen, t->pid, "open %s: %s", agent, strerror(-rc));
 		return rc;
 	}
-	c->tmpfd = open_in_root(t->pid, "/tmp", O_PATH | O_DIRECTORY);
+	c->tmpfd = proc_root_open(t->pid, "/tmp", O_PATH | O_DIRECTORY);
 	if (c->tmpfd < 0) {
-		rc = -errno;
+		rc = c->tmpfd;
 		fail(err, errlen, t->pid, "opening the JVM's /tmp (/proc/%d/root/tmp): %s",
 		     (int)t->pid, strerror(-rc));
 		close(in);

@@ -2,9 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +11,7 @@
 
 #include "base/hex_digit.h"
 #include "jvm/jvm_helper_log.h"
-#include "proc/proc_status.h"
+#include "proc/proc_root.h"
 #include "sparkprof_helper_log.h"
 
 #define READ_CHUNK (256 * 1024)
@@ -811,44 +809,9 @@ static uint64_t process_start_ns(pid_t pid)
 	return start > (uint64_t)suspended ? start - (uint64_t)suspended : 0;
 }
 
-int jvm_helper_open_in_process(pid_t pid, const char *path)
-{
-	struct proc_status st;
-	int rc = proc_status_read(pid, &st);
-	if (rc < 0)
-		return rc;
-	char root[64], name[128];
-	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
-	snprintf(name, sizeof(name), path, (int)proc_status_ns_pid(&st));
-	int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0)
-		return -errno;
-	/* Resolve every component inside the process's root: a symlink there
-	 * (even an absolute one) cannot lead to our own files. */
-	struct open_how how = {
-		.flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
-	int fd = (int)syscall(SYS_openat2, rootfd, name + (name[0] == '/'), &how, sizeof(how));
-	if (fd < 0 && errno == ENOSYS)
-		fd = openat(rootfd, name + (name[0] == '/'), how.flags);
-	int err = errno;
-	close(rootfd);
-	if (fd < 0)
-		return -err;
-	/* Only the process's own user (or root) may speak for it. */
-	struct stat sb;
-	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
-	    (sb.st_uid != proc_status_euid(&st) && sb.st_uid != 0)) {
-		close(fd);
-		return -EPERM;
-	}
-	return fd;
-}
-
 struct jvm_helper_log *jvm_helper_log_open(pid_t pid)
 {
-	int fd = jvm_helper_open_in_process(pid, SPARKPROF_HELPER_LOG_FMT);
+	int fd = proc_root_open_published(pid, SPARKPROF_HELPER_LOG_FMT);
 	if (fd < 0) {
 		errno = -fd;
 		return NULL;

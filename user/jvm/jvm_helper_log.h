@@ -113,13 +113,6 @@ void jvm_helper_log_set_thread_listener(struct jvm_helper_log *log,
 
 const struct jvm_helper_log_stats *jvm_helper_log_get_stats(const struct jvm_helper_log *log);
 
-/* Opens a file in pid's mount namespace for reading: path_fmt is a printf
- * format taking the pid as the process sees itself (e.g. "/tmp/perf-%d.map"),
- * resolved inside /proc/PID/root (openat2 RESOLVE_IN_ROOT, no symlink as the
- * last component).  The file must be regular and owned by the process's
- * effective uid or root.  Returns the fd or -errno. */
-int jvm_helper_open_in_process(pid_t pid, const char *path_fmt);
-
 /* Field 22 (starttime, clock ticks since boot) of a /proc/PID/stat text;
  * 0 or -1 when malformed.  open() uses it to reject a stale log. */
 int jvm_helper_stat_starttime(const char *buf, size_t len, uint64_t *ticks);

@@ -4,16 +4,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "jvm/jvm_process.h"
 #include "proc/file_slurp.h"
+#include "proc/proc_root.h"
 #include "proc/proc_status.h"
 
 #define CMDLINE_MAX (1024 * 1024)
@@ -372,24 +371,11 @@ int jvm_release_parse(const char *buf, size_t len, char *version, size_t version
  * process would (an absolute link in a container stays in the container). */
 static int read_in_root(pid_t pid, const char *path, size_t max, char **buf, size_t *len)
 {
-	char root[64], fdpath[64];
-	struct open_how how = {
-		.flags = O_RDONLY | O_CLOEXEC,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
-	int rootfd, fd, err;
+	int fd = proc_root_open(pid, path, O_RDONLY), err;
 
-	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
-	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0)
-		return -errno;
-	fd = (int)syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
-	err = fd < 0 ? -errno : 0;
-	close(rootfd);
-	if (err)
-		return err;
-	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
-	err = file_read_prefix(fdpath, max, buf, len);
+	if (fd < 0)
+		return fd;
+	err = fd_read_prefix(fd, max, buf, len);
 	close(fd);
 	return err;
 }

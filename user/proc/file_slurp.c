@@ -65,20 +65,14 @@ fail:
 	return NULL;
 }
 
-int file_read_prefix(const char *path, size_t max, char **bufp, size_t *lenp)
+int fd_read_prefix(int fd, size_t max, char **bufp, size_t *lenp)
 {
-	size_t cap = 16384, len = 0;
-	char *buf = malloc(cap);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t cap = max < 16384 ? max : 16384, len = 0;
+	char *buf = malloc(cap ? cap : 1);
 	int err = 0;
 
-	if (fd < 0 || !buf) {
-		err = fd < 0 ? -errno : -ENOMEM;
-		free(buf);
-		if (fd >= 0)
-			close(fd);
-		return err;
-	}
+	if (!buf)
+		return -ENOMEM;
 	for (;;) {
 		ssize_t n;
 
@@ -106,7 +100,6 @@ int file_read_prefix(const char *path, size_t max, char **bufp, size_t *lenp)
 			break;
 		len += (size_t)n;
 	}
-	close(fd);
 	if (err) {
 		free(buf);
 		return err;
@@ -114,4 +107,16 @@ int file_read_prefix(const char *path, size_t max, char **bufp, size_t *lenp)
 	*bufp = buf;
 	*lenp = len;
 	return 0;
+}
+
+int file_read_prefix(const char *path, size_t max, char **bufp, size_t *lenp)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	err = fd_read_prefix(fd, max, bufp, lenp);
+	close(fd);
+	return err;
 }

@@ -16,5 +16,7 @@ char *file_slurp(const char *path, size_t max_len, size_t *len);
  * enough of a command line or an environment), into a malloc'd buffer that
  * is not NUL-terminated.  Returns 0 and sets *buf and *len, or -errno. */
 int file_read_prefix(const char *path, size_t max, char **buf, size_t *len);
+/* The same for an open file, read from its current offset. */
+int fd_read_prefix(int fd, size_t max, char **buf, size_t *len);
 
 #endif

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "proc/proc_root.h"
 #include "symbols/binary_cache.h"
 
 /* A small open-addressing table from byte strings to pointers. */
@@ -184,7 +185,7 @@ static struct binary *new_binary(struct binary_cache *bc, const char *basename,
 /* Opens the file behind mapping m as process pid sees it.  -errno. */
 static int open_mapped_file(pid_t pid, const struct proc_map *m)
 {
-	char path[4200];
+	char path[80];
 	struct stat st;
 	int fd;
 
@@ -196,19 +197,12 @@ static int open_mapped_file(pid_t pid, const struct proc_map *m)
 		return fd;
 	if (m->deleted)
 		return -ENOENT;
-	errno = ENOENT;
 	for (int attempt = 0; attempt < 2; attempt++) {
-		int len;
-
-		if (attempt == 0)
-			len = snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
-		else
-			len = snprintf(path, sizeof(path), "%s", m->path);
-		if (len < 0 || (size_t)len >= sizeof(path)) {
-			errno = ENAMETOOLONG; /* a cut path would name another file */
-			continue;
-		}
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		/* As the process sees the path, then as we do. */
+		fd = attempt == 0 ? proc_root_open(pid, m->path, O_RDONLY)
+				  : open(m->path, O_RDONLY | O_CLOEXEC);
+		if (attempt == 1 && fd < 0)
+			fd = -errno;
 		if (fd < 0)
 			continue;
 		/* Same filesystem but another inode: the file was replaced since
@@ -217,13 +211,12 @@ static int open_mapped_file(pid_t pid, const struct proc_map *m)
 		if (fstat(fd, &st) == 0 &&
 		    st.st_dev == makedev(m->dev_major, m->dev_minor) && st.st_ino != m->inode) {
 			close(fd);
-			fd = -1;
-			errno = ESTALE;
+			fd = -ESTALE;
 			continue;
 		}
 		return fd;
 	}
-	return -errno;
+	return fd;
 }
 
 /* A separate debug file found by build-id, for binaries shipped stripped. */
@@ -236,17 +229,12 @@ static struct elf_symbols *load_debug_file(pid_t pid, const uint8_t *id, size_t 
 		return NULL;
 	for (size_t i = 0; i < id_len; i++)
 		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
 	for (int attempt = 0; attempt < 2 && !es; attempt++) {
-		int fd;
+		/* Ours, then the process's own. */
+		int fd = attempt == 0 ? open(path, O_RDONLY | O_CLOEXEC)
+				      : proc_root_open(pid, path, O_RDONLY);
 
-		if (attempt == 0)
-			snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
-				 hex, hex + 2);
-		else
-			snprintf(path, sizeof(path),
-				 "/proc/%d/root/usr/lib/debug/.build-id/%.2s/%s.debug", (int)pid,
-				 hex, hex + 2);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
 		es = elf_symbols_load_fd(fd, path);

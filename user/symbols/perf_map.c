@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "jvm/jvm_helper_log.h"
+#include "proc/proc_root.h"
 #include "symbols/perf_map.h"
 
 #define MAX_MAP_BYTES (512u << 20)
@@ -179,7 +179,7 @@ size_t perf_map_malformed(const struct perf_map *m)
 
 struct perf_map *perf_map_open(pid_t pid)
 {
-	int fd = jvm_helper_open_in_process(pid, "/tmp/perf-%d.map");
+	int fd = proc_root_open_published(pid, "/tmp/perf-%d.map");
 	if (fd < 0) {
 		errno = -fd;
 		return NULL;

@@ -1,0 +1,26 @@
+/* proc_root.h - opening a file as a process sees it.
+ *
+ * A process in a container has its own root: the paths it publishes (its
+ * perf map, the helper's log, its JDK's release file, its /tmp) mean files
+ * inside /proc/PID/root, and every component must be resolved there as the
+ * process would, so that a link it planted (even an absolute one) cannot
+ * lead to our own files. This is the one place that opens such paths.
+ */
+#ifndef SPARKPROF_PROC_ROOT_H
+#define SPARKPROF_PROC_ROOT_H
+
+#include <sys/types.h>
+
+/* Opens path (absolute, as pid sees it) inside pid's root with flags
+ * (O_CLOEXEC is added). Returns the fd or -errno. */
+int proc_root_open(pid_t pid, const char *path, int flags);
+
+/* Opens for reading a file pid published about itself. path_fmt is a printf
+ * format taking the pid as the process sees itself ("/tmp/perf-%d.map").
+ * The last component may not be a symlink, and the file must be regular and
+ * owned by the process's effective uid or root: only its own user may speak
+ * for it. Returns the fd, -EPERM when the file fails those checks, or
+ * -errno. */
+int proc_root_open_published(pid_t pid, const char *path_fmt);
+
+#endif
