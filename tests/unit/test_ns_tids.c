@@ -10,23 +10,11 @@
 #include "proc/ns_tids.h"
 #include "tap.h"
 
-static pid_t parse(const char *text, bool tgid)
-{
-	return ns_tids_parse_status(text, strlen(text), tgid);
-}
-
 int main(void)
 {
-	const char *status = "Name:\tjava\nTgid:\t4242\nNStgid:\t4242\t1\nNSpid:\t4250\t9\n";
 	int pipefd[2];
 	pid_t child, inner;
 
-	CHECK(parse(status, false) == 9, "innermost NSpid");
-	CHECK(parse(status, true) == 1, "innermost NStgid");
-	CHECK(parse("NSpid:\t17\n", false) == 17, "one level");
-	CHECK(parse("NSpid:\t17 x\n", false) == -1, "garbage refused");
-	CHECK(parse("NSpid:\t99999999999\n", false) == -1, "absurd id refused");
-	CHECK(parse("Pid:\t17\n", false) == -1, "no NSpid line");
 	CHECK(ns_tids_new(getpid()) == NULL, "our own namespace needs no translation");
 
 	/* A child in a new pid namespace is pid 1 there. */

@@ -41,6 +41,8 @@ static void test_sample(void)
 	CHECK(st.gid[0] == 2000 && proc_status_egid(&st) == 2001, "gid fields");
 	CHECK(st.nstgid_levels == 3 && st.nstgid[0] == 4242, "three pid namespace levels");
 	CHECK(proc_status_ns_pid(&st) == 1, "the innermost pid is the last NStgid");
+	CHECK(st.nspid_levels == 3 && proc_status_ns_tid(&st) == 1,
+	      "the thread's innermost id is the last NSpid");
 	CHECK(st.threads == 23, "threads");
 	/* 0x...5ccf: bit 2 (SIGQUIT=3) set */
 	CHECK(proc_status_catches(&st, SIGQUIT), "SIGQUIT caught");
@@ -58,6 +60,14 @@ static void test_sample(void)
 static void test_malformed(void)
 {
 	struct proc_status st;
+	const char *nspid_garbage = "NSpid:\t17 x\n", *nspid_absurd = "NSpid:\t99999999999\n";
+
+	CHECK(proc_status_parse(nspid_garbage, strlen(nspid_garbage), &st) == 0 &&
+	      proc_status_ns_tid(&st) == -1, "NSpid with garbage is refused");
+	CHECK(proc_status_parse(nspid_absurd, strlen(nspid_absurd), &st) == 0 &&
+	      proc_status_ns_tid(&st) == -1, "an absurd NSpid is refused");
+	CHECK(proc_status_parse("Pid:\t17\n", 8, &st) == 0 && proc_status_ns_tid(&st) == -1,
+	      "no NSpid line: -1");
 	static const char bad_uid[] = "Uid:\t1000\t1001\n";
 	static const char big_uid[] = "Uid:\t99999999999\t1\t1\t1\n";
 	static const char bad_sig[] = "SigCgt:\t00000000000000zz\n";

@@ -9,8 +9,6 @@
 #ifndef SPARKPROF_NS_TIDS_H
 #define SPARKPROF_NS_TIDS_H
 
-#include <stdbool.h>
-#include <stddef.h>
 #include <sys/types.h>
 
 struct ns_tids;
@@ -23,9 +21,5 @@ void ns_tids_free(struct ns_tids *map);
 /* The id thread host_tid has inside its process's namespace, or -1 when it
  * cannot be read (the thread is gone and was never seen). */
 pid_t ns_tids_lookup(struct ns_tids *map, pid_t host_tid);
-
-/* The innermost id of a status file's "NSpid:" line (or "NStgid:" when
- * want_tgid); -1 when missing or malformed. For the fuzzer too. */
-pid_t ns_tids_parse_status(const char *buf, size_t len, bool want_tgid);
 
 #endif

@@ -1,11 +1,11 @@
 /* proc_status.c - see proc_status.h. */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
+#include <stdlib.h>
 
+#include "proc/file_slurp.h"
 #include "proc/proc_status.h"
 
 /* A status file is a few KiB; the parser needs only the first lines but a
@@ -94,7 +94,7 @@ static bool take_ids(const char *p, const char *end, unsigned ids[4])
 }
 
 /* The whole list or nothing: a bad line leaves an earlier good one alone. */
-static bool take_pid_list(const char *p, const char *end, struct proc_status *out)
+static bool take_pid_list(const char *p, const char *end, pid_t *out, unsigned *levels)
 {
 	pid_t pids[PROC_STATUS_MAX_NS_LEVELS];
 	unsigned n = 0;
@@ -110,8 +110,8 @@ static bool take_pid_list(const char *p, const char *end, struct proc_status *ou
 	}
 	if (!n)
 		return false;
-	memcpy(out->nstgid, pids, n * sizeof(pids[0]));
-	out->nstgid_levels = n;
+	memcpy(out, pids, n * sizeof(pids[0]));
+	*levels = n;
 	return true;
 }
 
@@ -169,8 +169,11 @@ static void parse_line(const char *line, const char *end, struct proc_status *ou
 		if (take_ids(val, end, out->gid))
 			out->present |= PROC_STATUS_GID;
 	} else if (key_is(line, keylen, "NStgid")) {
-		if (take_pid_list(val, end, out))
+		if (take_pid_list(val, end, out->nstgid, &out->nstgid_levels))
 			out->present |= PROC_STATUS_NSTGID;
+	} else if (key_is(line, keylen, "NSpid")) {
+		if (take_pid_list(val, end, out->nspid, &out->nspid_levels))
+			out->present |= PROC_STATUS_NSPID;
 	} else if (key_is(line, keylen, "SigCgt")) {
 		if (take_hex_line(val, end, &out->sig_caught))
 			out->present |= PROC_STATUS_SIGCGT;
@@ -205,33 +208,33 @@ int proc_status_parse(const char *buf, size_t len, struct proc_status *out)
 	return 0;
 }
 
-int proc_status_read(pid_t pid, struct proc_status *out)
+static int read_status(const char *path, struct proc_status *out)
 {
-	char path[64], buf[STATUS_READ_MAX];
-	size_t len = 0;
-	int fd, err = 0;
+	char *buf;
+	size_t len;
+	int err = file_read_prefix(path, STATUS_READ_MAX, &buf, &len);
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while (len < sizeof(buf)) {
-		ssize_t n = read(fd, buf + len, sizeof(buf) - len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
 	if (err)
 		return err == -ESRCH ? -ENOENT : err;
-	return proc_status_parse(buf, len, out);
+	err = proc_status_parse(buf, len, out);
+	free(buf);
+	return err;
+}
+
+int proc_status_read(pid_t pid, struct proc_status *out)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	return read_status(path, out);
+}
+
+int proc_status_read_task(pid_t pid, pid_t tid, struct proc_status *out)
+{
+	char path[80];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	return read_status(path, out);
 }
 
 pid_t proc_status_ns_pid(const struct proc_status *st)
@@ -239,6 +242,11 @@ pid_t proc_status_ns_pid(const struct proc_status *st)
 	if (st->present & PROC_STATUS_NSTGID)
 		return st->nstgid[st->nstgid_levels - 1];
 	return st->tgid;
+}
+
+pid_t proc_status_ns_tid(const struct proc_status *st)
+{
+	return st->present & PROC_STATUS_NSPID ? st->nspid[st->nspid_levels - 1] : -1;
 }
 
 bool proc_status_catches(const struct proc_status *st, int sig)

@@ -24,6 +24,7 @@ enum proc_status_field {
 	PROC_STATUS_SIGBLK = 1u << 7,
 	PROC_STATUS_THREADS = 1u << 8,
 	PROC_STATUS_PPID = 1u << 9,
+	PROC_STATUS_NSPID = 1u << 10,
 };
 
 /* How many nested pid namespaces we keep NStgid values for (the kernel
@@ -41,6 +42,8 @@ struct proc_status {
 	 * reader's) first; the last one is what the process sees itself. */
 	pid_t nstgid[PROC_STATUS_MAX_NS_LEVELS];
 	unsigned nstgid_levels;
+	pid_t nspid[PROC_STATUS_MAX_NS_LEVELS]; /* NSpid: the same for the thread */
+	unsigned nspid_levels;
 	uint64_t sig_caught;		/* SigCgt: bit n-1 set = signal n caught */
 	uint64_t sig_ignored;		/* SigIgn */
 	uint64_t sig_blocked;		/* SigBlk (of the thread read) */
@@ -54,12 +57,16 @@ int proc_status_parse(const char *buf, size_t len, struct proc_status *out);
 /* Reads and parses /proc/PID/status. Returns 0, or -errno (-ENOENT when the
  * process does not exist). */
 int proc_status_read(pid_t pid, struct proc_status *out);
+/* The same for thread tid of process pid (/proc/PID/task/TID/status). */
+int proc_status_read_task(pid_t pid, pid_t tid, struct proc_status *out);
 
 /* The effective uid and gid; the pid the process sees itself as (the last
  * NStgid, or the tgid on kernels without NStgid). */
 static inline uid_t proc_status_euid(const struct proc_status *st) { return st->uid[1]; }
 static inline gid_t proc_status_egid(const struct proc_status *st) { return st->gid[1]; }
 pid_t proc_status_ns_pid(const struct proc_status *st);
+/* The id the thread read sees itself as (the last NSpid); -1 without NSpid. */
+pid_t proc_status_ns_tid(const struct proc_status *st);
 
 /* Whether signal sig (1..64) has a handler installed. */
 bool proc_status_catches(const struct proc_status *st, int sig);
