@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "output/jfr/jfr_out.h"
-#include "output/jfr/jfr_writer.h"
+#include "output/jfr/jfr_sample.h"
 
 #define JFR_HEADER_BYTES 68
 

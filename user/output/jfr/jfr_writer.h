@@ -34,14 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "base/frame.h"
-
-/* A key/value saying what the file is: application id, executor id, stage,
- * attempt, host, sparkprof version, settings.  Copied at open. */
-struct jfr_label {
-	const char *key;
-	const char *value;
-};
+#include "output/jfr/jfr_sample.h"
 
 struct jfr_recording_info {
 	uint64_t start_monotonic_ns;  /* CLOCK_MONOTONIC at recording start */
@@ -58,26 +51,6 @@ struct jfr_writer_options {
 };
 
 #define JFR_DEFAULT_CHUNK_BYTES (8u << 20)
-/* Deeper stacks keep their JFR_MAX_FRAMES leaf-most frames and are marked
- * truncated. */
-#define JFR_MAX_FRAMES 4096
-/* Largest weight of a CPU sample (written as that many events). */
-#define JFR_MAX_CPU_WEIGHT 65536
-
-enum jfr_sample_kind { JFR_SAMPLE_CPU, JFR_SAMPLE_WALL };
-
-struct jfr_sample {
-	uint64_t timestamp_ns;        /* CLOCK_MONOTONIC */
-	uint32_t os_tid;
-	const char *thread_name;      /* full Java name where known, else comm */
-	uint32_t pid;                 /* not written: JFR threads have no pid */
-	enum jfr_sample_kind kind;
-	int thread_state;             /* enum sp_thread_state (RUNNING for CPU) */
-	uint64_t weight;              /* samples represented, >= 1 */
-	const struct frame *frames;   /* leaf first */
-	int nframes;
-};
-
 struct jfr_writer;
 
 /* Creates PATH.tmp.  opts may be NULL (defaults).  NULL with errno set on
