@@ -134,16 +134,7 @@ static void json_spark(struct json_writer *w, const struct spark_executor *e)
 		return;
 	}
 	json_begin_object(w);
-	json_key(w, "backend");
-	json_string(w, spark_backend_name(e->backend));
-	json_key(w, "app_id");
-	json_string(w, e->app_id_known && e->app_id[0] ? e->app_id : NULL);
-	json_key(w, "executor_id");
-	json_string(w, e->executor_id[0] ? e->executor_id : NULL);
-	json_key(w, "container_id");
-	json_string(w, e->container_id[0] ? e->container_id : NULL);
-	json_key(w, "pod_name");
-	json_string(w, e->pod_name[0] ? e->pod_name : NULL);
+	spark_executor_write_json(e, w);
 	json_end_object(w);
 }
 

@@ -39,7 +39,7 @@ int main(void)
 	      "wall interval default");
 	CHECK(parse(&o, "record --executors 1,3,5-8 --app app-1 --attribution epoch "
 			"--epoch-interval 2 --threads tasks -t") == 0 &&
-	      o.attribution == ATTRIBUTION_OPT_EPOCH && o.epoch_interval_ns == 2000000000ULL &&
+	      o.attribution == ATTRIBUTION_EPOCH && o.epoch_interval_ns == 2000000000ULL &&
 	      o.threads == THREADS_TASKS && o.per_thread && !strcmp(o.app_id, "app-1"),
 	      "Spark settings");
 	fprintf(stderr, "# the errors below are expected\n");

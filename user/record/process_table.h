@@ -2,8 +2,9 @@
  *
  * A process is inspected the first time one of its samples arrives, while
  * it is still alive: its name, its memory map and ELF files (through the
- * proc_symbolizer), whether it runs the sparkprof helper, and whether it is
- * a Spark executor. What is captured then stays usable after it exits.
+ * proc_symbolizer), whether it is a JVM (and runs the sparkprof helper),
+ * and whether it is a Spark executor. What is captured then stays usable
+ * after it exits.
  */
 #ifndef SPARKPROF_PROCESS_TABLE_H
 #define SPARKPROF_PROCESS_TABLE_H
@@ -12,28 +13,21 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct binary_cache;
 struct proc_symbolizer;
-struct jvm_helper_log;
-struct perf_map;
-struct stage_attribution;
-struct ns_tids;
-struct spark_executor;
+struct java_process;
+struct executor;
 
+/* Each layer's state is made and used by that layer's module; the recorder
+ * only holds it. */
 struct process {
 	pid_t pid;
 	char comm[16];              /* the main thread's name */
 	char label[48];             /* root frame: "comm-pid" */
-	struct proc_symbolizer *symbolizer; /* NULL when /proc could not be read */
-	bool is_jvm;                /* libjvm.so is mapped */
-	struct jvm_helper_log *helper;      /* the helper's symbols and thread names */
-	struct perf_map *perf_map;  /* a plain /tmp/perf-PID.map, when no helper */
-	uint64_t last_helper_check_ns; /* when we last looked for the helper */
-	struct ns_tids *ns_tids;    /* host -> container tids; NULL in our namespace */
-	struct spark_executor *executor;    /* NULL unless a Spark executor */
-	bool executor_selected;     /* matches --executors and --app */
-	struct stage_attribution *attribution; /* stage state, selected executors only */
 	bool retired;               /* the pid ran exec since (process_table_retire) */
+	struct proc_symbolizer *symbolizer; /* symbols/; NULL when /proc could not be read */
+	struct java_process *java;  /* jvm/; NULL unless libjvm.so is mapped */
+	struct executor *executor;  /* spark/; NULL unless a Spark executor */
+	uint64_t last_jvm_check_ns; /* when a "java" process was last checked for libjvm.so */
 	uint64_t cpu_samples;
 	uint64_t off_cpu_ns;
 	uint64_t unknown_user_frames;

@@ -253,11 +253,7 @@ int record_options_parse(struct record_options *opts, int argc, char **argv)
 			opts->app_id = optarg;
 			break;
 		case OPT_ATTRIBUTION:
-			if (!strcmp(optarg, "thread")) {
-				opts->attribution = ATTRIBUTION_OPT_THREAD;
-			} else if (!strcmp(optarg, "epoch")) {
-				opts->attribution = ATTRIBUTION_OPT_EPOCH;
-			} else {
+			if (attribution_mode_parse(optarg, &opts->attribution)) {
 				sp_err("--attribution: '%s' is neither 'thread' nor 'epoch'", optarg);
 				return -1;
 			}

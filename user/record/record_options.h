@@ -11,9 +11,10 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "spark/stage_attribution.h"
+
 #define RECORD_MAX_PIDS 1024
 
-enum attribution_mode_option { ATTRIBUTION_OPT_THREAD, ATTRIBUTION_OPT_EPOCH };
 enum thread_filter { THREADS_ALL, THREADS_TASKS };
 
 struct record_options {
@@ -33,7 +34,7 @@ struct record_options {
 	enum thread_filter threads;     /* --threads tasks|all */
 	const char *executors;          /* --executors SPEC, default "*" */
 	const char *app_id;             /* --app ID */
-	enum attribution_mode_option attribution; /* --attribution thread|epoch */
+	enum attribution_mode attribution; /* --attribution thread|epoch */
 	uint64_t epoch_interval_ns;     /* --epoch-interval SECONDS, default 5 */
 	bool attach;                    /* --attach: load the helper into every JVM profiled */
 	const char *agent_path;         /* --agent PATH */

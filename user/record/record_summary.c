@@ -13,8 +13,9 @@
 #include "output/profile_outputs.h"
 #include "record/process_table.h"
 #include "record/record_summary.h"
-#include "spark/executor_routing.h"
-#include "spark/spark_executor.h"
+#include "jvm/java_process.h"
+#include "record/executor_outputs.h"
+#include "spark/executor_stages.h"
 
 static void write_time(struct json_writer *w, uint64_t realtime_ns)
 {
@@ -47,21 +48,95 @@ static int write_process(struct process *p, void *ctx)
 	json_key(w, "unknown_user_frames");
 	json_uint(w, p->unknown_user_frames);
 	json_key(w, "jvm");
-	json_bool(w, p->is_jvm);
-	if (p->is_jvm) {
+	json_bool(w, p->java != NULL);
+	if (p->java) {
 		json_key(w, "helper");
-		json_bool(w, p->helper != NULL);
+		json_bool(w, java_process_has_helper(p->java));
 		json_key(w, "perf_map");
-		json_bool(w, p->perf_map != NULL);
+		json_bool(w, java_process_has_perf_map(p->java));
 	}
 	if (p->executor) {
 		json_key(w, "spark_executor");
-		json_string(w, p->executor->executor_id);
+		json_string(w, executor_identity(p->executor)->executor_id);
 		json_key(w, "spark_app");
-		json_string(w, p->executor->app_id);
+		json_string(w, executor_identity(p->executor)->app_id);
 		json_key(w, "selected");
-		json_bool(w, p->executor_selected);
+		json_bool(w, executor_selected(p->executor));
 	}
+	json_end_object(w);
+	return 0;
+}
+
+static void write_stage(struct json_writer *w, const struct stage_stats *st, uint64_t total)
+{
+	char name[64];
+
+	json_begin_object(w);
+	json_key(w, "stage");
+	if (stage_key_is_none(st->stage)) {
+		json_null(w);
+	} else {
+		json_int(w, st->stage.stage);
+		json_key(w, "attempt");
+		json_int(w, st->stage.attempt);
+	}
+	executor_stage_output_name(st->stage, name, sizeof(name));
+	json_key(w, "output");
+	json_string(w, name);
+	json_key(w, "samples");
+	json_uint(w, st->samples);
+	json_key(w, "share");
+	json_double(w, total ? (double)st->samples / (double)total : 0.0);
+	json_key(w, "tasks_seen");
+	json_uint(w, st->tasks_seen);
+	if (st->off_cpu_ns) {
+		json_key(w, "off_cpu_ms");
+		json_double(w, (double)st->off_cpu_ns / 1e6);
+	}
+	json_key(w, "samples_by_attribution");
+	json_begin_object(w);
+	for (int m = 0; m < ATTRIBUTION_METHOD_MAX; m++) {
+		json_key(w, attribution_method_name(m));
+		json_uint(w, st->samples_by[m]);
+	}
+	json_end_object(w);
+	json_end_object(w);
+}
+
+/* One entry of the "executors" array: a selected executor. */
+static int write_executor(struct process *p, void *ctx)
+{
+	struct json_writer *w = ctx;
+	bool helper = p->java && java_process_has_helper(p->java);
+	const struct stage_stats *stats;
+	size_t nstats;
+	uint64_t total = 0;
+
+	if (!p->executor || !executor_selected(p->executor))
+		return 0;
+	stats = executor_stage_stats(p->executor, &nstats);
+	for (size_t i = 0; i < nstats; i++)
+		total += stats[i].samples;
+	json_begin_object(w);
+	json_key(w, "pid");
+	json_int(w, p->pid);
+	spark_executor_write_json(executor_identity(p->executor), w);
+	json_key(w, "helper");
+	json_bool(w, helper);
+	json_key(w, "attribution");
+	json_string(w, !helper ? "none: the sparkprof helper is not loaded, every sample is in no-stage"
+			       : attribution_mode_name(executor_attribution_mode(p->executor)));
+	json_key(w, "samples");
+	json_uint(w, p->cpu_samples);
+	json_key(w, "tid_only_tasks");
+	json_uint(w, executor_tid_only_tasks(p->executor));
+	json_key(w, "late_thread_events");
+	json_uint(w, executor_late_thread_events(p->executor));
+	json_key(w, "stages");
+	json_begin_array(w);
+	for (size_t i = 0; i < nstats; i++)
+		write_stage(w, &stats[i], total);
+	json_end_array(w);
 	json_end_object(w);
 	return 0;
 }
@@ -181,7 +256,9 @@ int record_summary_write(const struct record_summary_input *in)
 	process_table_foreach(in->processes, write_process, &w);
 	json_end_array(&w);
 	json_key(&w, "executors");
-	executor_routing_write_summary(in->routing, &w);
+	json_begin_array(&w);
+	process_table_foreach(in->processes, write_executor, &w);
+	json_end_array(&w);
 	json_key(&w, "outputs");
 	json_begin_array(&w);
 	profile_outputs_foreach(in->outputs, write_output, &w);

@@ -15,7 +15,6 @@
 
 struct process_table;
 struct profile_outputs;
-struct executor_routing;
 
 struct record_summary_input {
 	const struct record_options *opts;
@@ -25,7 +24,6 @@ struct record_summary_input {
 	uint64_t bad_records;
 	struct process_table *processes;
 	struct profile_outputs *outputs;
-	struct executor_routing *routing;
 	const struct stack_resolver_stats *resolver_stats;
 };
 

@@ -10,24 +10,22 @@
 #include "base/log.h"
 #include "base/sample.h"
 #include "base/version.h"
-#include "jvm/jvm_helper_log.h"
+#include "jvm/java_process.h"
+#include "jvm/jvm_process.h"
 #include "output/profile_outputs.h"
-#include "proc/file_slurp.h"
-#include "proc/ns_tids.h"
+#include "record/executor_outputs.h"
 #include "record/process_table.h"
 #include "record/record_summary.h"
 #include "record/recorder.h"
-#include "spark/executor_routing.h"
-#include "symbols/binary_cache.h"
-#include "symbols/perf_map.h"
+#include "spark/executor_stages.h"
 #include "symbols/proc_symbolizer.h"
 #include "symbols/stack_resolver.h"
 
 #define NSEC_PER_MSEC 1000000ULL
-/* How often helper logs are read, and how often a JVM without a helper is
- * checked again (the helper may be attached during the recording). */
+/* How often helper logs are read, and how often a "java" process that has
+ * not mapped libjvm.so yet is checked again. */
 #define HELPER_POLL_NS (100 * NSEC_PER_MSEC)
-#define HELPER_RETRY_NS (2000 * NSEC_PER_MSEC)
+#define JVM_RETRY_NS (2000 * NSEC_PER_MSEC)
 
 /* A record waiting to be named: the BPF record without its unused stack
  * slots. */
@@ -49,7 +47,8 @@ struct recorder {
 	struct stack_resolver *resolver;
 	struct profile_outputs *outputs;
 	struct profile_output *node_output; /* DIR/all */
-	struct executor_routing *routing;
+	struct executor_stages *executors;
+	struct executor_outputs *executor_outputs;
 	struct pending_record *head, *tail;
 	struct frame *frames;
 	struct recorder_totals totals;
@@ -81,6 +80,13 @@ struct recorder *recorder_new(const struct recorder_config *cfg)
 		.compress = o->compress,
 		.per_thread = o->per_thread,
 	};
+	struct executor_stages_config executors = {
+		.executors = o->executors,
+		.app_id = o->app_id,
+		.mode = o->attribution,
+		.epoch_interval_ns = o->epoch_interval_ns,
+		.start_ns = cfg->start_monotonic_ns,
+	};
 	struct recorder *rec = calloc(1, sizeof(*rec));
 
 	if (!rec)
@@ -96,12 +102,17 @@ struct recorder *recorder_new(const struct recorder_config *cfg)
 	rec->resolver = stack_resolver_new();
 	if (!rec->resolver)
 		goto fail;
-	rec->routing = executor_routing_new(o, rec->outputs, cfg->start_monotonic_ns);
-	if (!rec->routing)
+	rec->executors = executor_stages_new(&executors);
+	if (!rec->executors)
 		goto fail;
 	snprintf(rec->frequency_text, sizeof(rec->frequency_text), "%u", o->frequency_hz);
 	if (gethostname(rec->host, sizeof(rec->host) - 1))
 		strcpy(rec->host, "unknown");
+	rec->executor_outputs = executor_outputs_new(rec->outputs, rec->host, o->frequency_hz);
+	if (!rec->executor_outputs) {
+		sp_err("out of memory setting up the recording");
+		goto fail;
+	}
 	struct output_label labels[] = {
 		{ "sparkprof.version", SPARKPROF_VERSION },
 		{ "host", rec->host },
@@ -127,10 +138,8 @@ static void release_process(struct process *p, void *ctx)
 {
 	(void)ctx;
 	proc_symbolizer_free(p->symbolizer);
-	jvm_helper_log_free(p->helper);
-	perf_map_free(p->perf_map);
-	ns_tids_free(p->ns_tids);
-	executor_routing_release(p);
+	java_process_free(p->java);
+	executor_free(p->executor);
 }
 
 void recorder_free(struct recorder *rec)
@@ -145,7 +154,8 @@ void recorder_free(struct recorder *rec)
 	}
 	if (rec->processes)
 		process_table_free(rec->processes, release_process, NULL);
-	executor_routing_free(rec->routing);
+	executor_outputs_free(rec->executor_outputs);
+	executor_stages_free(rec->executors);
 	profile_outputs_free(rec->outputs);
 	stack_resolver_free(rec->resolver);
 	free(rec->frames);
@@ -162,64 +172,30 @@ static void on_thread_event(void *ctx, const struct jvm_helper_thread_event *ev)
 	};
 	struct process *p = ctx;
 
-	if ((unsigned)ev->kind >= sizeof(kinds) / sizeof(kinds[0]))
+	if (!p->executor || (unsigned)ev->kind >= sizeof(kinds) / sizeof(kinds[0]))
 		return;
-	executor_routing_thread_event(p, kinds[ev->kind], ev->ts, ev->tid, ev->name,
-				      ev->name ? strlen(ev->name) : 0);
+	executor_thread_event(p->executor, kinds[ev->kind], ev->ts, ev->tid, ev->name,
+			      ev->name ? strlen(ev->name) : 0);
 }
 
-/* JIT symbols come from our helper when the JVM runs it, else from a plain
- * perf map (perf-map-agent, jcmd Compiler.perfmap), a snapshot. */
-static void find_jit_symbols(struct process *p)
+static void become_jvm(struct process *p)
 {
-	p->helper = jvm_helper_log_open(p->pid);
-	if (p->helper) {
-		/* Before the first poll: stage tracking needs every thread
-		 * record from the start of the log. */
-		jvm_helper_log_set_thread_listener(p->helper, on_thread_event, p);
-		jvm_helper_log_poll(p->helper);
-		perf_map_free(p->perf_map);
-		p->perf_map = NULL;
-		return;
-	}
-	if (!p->perf_map)
-		p->perf_map = perf_map_open(p->pid);
-}
-
-/* A JVM maps libjvm.so; its anonymous executable memory is JIT code. */
-static bool maps_libjvm(pid_t pid)
-{
-	char path[64];
-	size_t len;
-	char *maps;
-	bool found;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	maps = file_slurp(path, 64 << 20, &len);
-	if (!maps)
-		return false;
-	found = memmem(maps, len, "/libjvm.so", strlen("/libjvm.so")) != NULL;
-	free(maps);
-	return found;
+	p->java = java_process_new(p->pid, monotonic_now(), on_thread_event, p);
 }
 
 /* Everything about a new process that can only be read while it lives. */
 static void inspect_process(struct recorder *rec, struct process *p)
 {
-	int err = stack_resolver_inspect(rec->resolver, p);
-
-	if (err && err != -ESRCH && err != -ENOENT)
-		sp_debug("inspect pid %d: %s", p->pid, strerror(-err));
-	p->is_jvm = maps_libjvm(p->pid);
+	p->symbolizer = stack_resolver_inspect(rec->resolver, p->pid);
+	if (!p->symbolizer && errno != ESRCH && errno != ENOENT)
+		sp_debug("inspect pid %d: %s", p->pid, strerror(errno));
 	/* The executor first: its stage tracker must exist before the helper's
 	 * thread records are read. */
-	executor_routing_inspect(rec->routing, p);
-	if (p->is_jvm) {
-		/* The helper speaks of threads by the ids the JVM sees. */
-		p->ns_tids = ns_tids_new(p->pid);
-		find_jit_symbols(p);
-		p->last_helper_check_ns = monotonic_now();
-	}
+	p->executor = executor_stages_inspect(rec->executors, p->pid);
+	/* A JVM maps libjvm.so; its anonymous executable memory is JIT code. */
+	if (p->symbolizer && proc_symbolizer_maps_file(p->symbolizer, "libjvm.so"))
+		become_jvm(p);
+	p->last_jvm_check_ns = monotonic_now();
 }
 
 int recorder_on_record(void *ctx, const void *data, size_t size)
@@ -314,24 +290,20 @@ int recorder_on_record(void *ctx, const void *data, size_t size)
 
 /* A starting JVM maps libjvm.so after its first instructions, and writes
  * the helper's log after that: look again now and then. */
-static int poll_helper(struct process *p, void *ctx)
+static int poll_jvm(struct process *p, void *ctx)
 {
 	uint64_t now = *(uint64_t *)ctx;
 
-	if (p->helper) {
-		jvm_helper_log_poll(p->helper);
+	if (p->java) {
+		java_process_poll(p->java, now, p->retired);
 		return 0;
 	}
 	/* A retired entry's pid now runs another program: nothing to find. */
-	if (p->retired || now - p->last_helper_check_ns < HELPER_RETRY_NS)
+	if (p->retired || strcmp(p->comm, "java") || now - p->last_jvm_check_ns < JVM_RETRY_NS)
 		return 0;
-	p->last_helper_check_ns = now;
-	if (!p->is_jvm && !strcmp(p->comm, "java") && maps_libjvm(p->pid)) {
-		p->is_jvm = true;
-		p->ns_tids = ns_tids_new(p->pid);
-	}
-	if (p->is_jvm)
-		find_jit_symbols(p);
+	p->last_jvm_check_ns = now;
+	if (jvm_process_has_library(p->pid, "libjvm.so") > 0)
+		become_jvm(p);
 	return 0;
 }
 
@@ -352,24 +324,36 @@ static void file_record(struct recorder *rec, const struct pending_record *pr)
 		.thread_name = pr->comm,
 	};
 
-	s.ns_tid = p->ns_tids ? ns_tids_lookup(p->ns_tids, s.tid) : s.tid;
-	if (p->helper && s.ns_tid > 0) {
-		const char *name = jvm_helper_log_thread_name(p->helper, s.ns_tid,
-								 sample_lookup_time(&s));
+	struct user_names names = { .symbolizer = p->symbolizer };
+	uint64_t unknown_before = stack_resolver_get_stats(rec->resolver)->user_unknown;
+	int helper_idle = -1;
 
+	s.ns_tid = s.tid;
+	if (p->java) {
+		const char *name;
+
+		s.ns_tid = java_process_ns_tid(p->java, s.tid);
+		name = java_process_thread_name(p->java, s.ns_tid, sample_lookup_time(&s));
 		if (name)
 			s.thread_name = name;
+		names.name_jit = java_process_name_jit;
+		names.jit_ctx = p->java;
+		if (p->executor)
+			helper_idle = java_process_thread_idle(p->java, s.ns_tid,
+								 sample_lookup_time(&s));
 	}
 	s.root_label = p->label;
 	/* Slot 0 is kept for the idle marker below. */
 	s.frames = rec->frames + 1;
-	s.nframes = stack_resolver_resolve(rec->resolver, p, pr->timestamp_ns, pr->addrs,
+	s.nframes = stack_resolver_resolve(rec->resolver, &names, pr->timestamp_ns, pr->addrs,
 					   pr->nkernel, pr->addrs + pr->nkernel, pr->nuser,
 					   rec->frames + 1, STACK_MAX_FRAMES - 1);
+	p->unknown_user_frames += stack_resolver_get_stats(rec->resolver)->user_unknown -
+				  unknown_before;
 	/* An idle task thread's wait is not a task's wait: a leaf frame says
 	 * so, so that idle pools do not pass for I/O in wall profiles. */
 	if (s.kind == SAMPLE_OFF_CPU && p->executor &&
-	    executor_routing_idle_task_thread(p, s.ns_tid, sample_lookup_time(&s), s.thread_name)) {
+	    executor_idle_task_thread(s.thread_name, helper_idle)) {
 		rec->frames[0] = idle_task_frame;
 		s.frames = rec->frames;
 		s.nframes++;
@@ -383,14 +367,19 @@ static void file_record(struct recorder *rec, const struct pending_record *pr)
 	}
 	if (profile_output_add(rec->outputs, rec->node_output, &s))
 		rec->totals.bad_records++;
-	executor_routing_route(rec->routing, p, &s);
+	/* With --threads tasks, samples of threads not running a task are left
+	 * out of the executor's outputs. */
+	if (p->executor && executor_selected(p->executor) &&
+	    (rec->cfg.opts->threads == THREADS_ALL ||
+	     executor_runs_task(s.thread_name, helper_idle)))
+		executor_outputs_add(rec->executor_outputs, p->executor, &s);
 }
 
 void recorder_drain(struct recorder *rec, uint64_t now, bool flush_all)
 {
 	if (flush_all || now - rec->last_helper_poll_ns >= HELPER_POLL_NS) {
 		rec->last_helper_poll_ns = now;
-		process_table_foreach(rec->processes, poll_helper, &now);
+		process_table_foreach(rec->processes, poll_jvm, &now);
 	}
 	while (rec->head && (flush_all || rec->head->arrival_ns + rec->cfg.resolve_delay_ns <= now)) {
 		struct pending_record *pr = rec->head;
@@ -421,7 +410,6 @@ int recorder_finish(struct recorder *rec, const uint64_t counters[SP_CNT_MAX],
 		.bad_records = rec->totals.bad_records,
 		.processes = rec->processes,
 		.outputs = rec->outputs,
-		.routing = rec->routing,
 		.resolver_stats = stack_resolver_get_stats(rec->resolver),
 	};
 	int err, err2;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json_writer.h"
 #include "base/log.h"
 #include "proc/file_slurp.h"
 #include "proc/proc_status.h"
@@ -457,4 +458,23 @@ const char *spark_backend_name(enum spark_backend b)
 	case SPARK_BACKEND_LOCAL: return "local";
 	default: return "none";
 	}
+}
+
+static void json_id(struct json_writer *w, const char *key, const char *value)
+{
+	json_key(w, key);
+	json_string(w, value[0] ? value : NULL);
+}
+
+void spark_executor_write_json(const struct spark_executor *e, struct json_writer *w)
+{
+	json_key(w, "backend");
+	json_string(w, spark_backend_name(e->backend));
+	json_id(w, "app_id", e->app_id);
+	json_key(w, "app_id_known");
+	json_bool(w, e->app_id_known);
+	json_id(w, "executor_id", e->executor_id);
+	json_id(w, "yarn_container", e->container_id);
+	json_id(w, "kubernetes_pod", e->pod_name);
+	json_id(w, "kubernetes_pod_uid", e->pod_uid);
 }

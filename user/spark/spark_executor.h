@@ -71,4 +71,11 @@ int spark_executor_identify_at(const char *proc_root, pid_t pid, struct spark_ex
 /* "standalone", "yarn", "kubernetes", "local", "none". */
 const char *spark_backend_name(enum spark_backend b);
 
+struct json_writer;
+/* The identity's members in an open JSON object: backend, app_id,
+ * app_id_known, executor_id, yarn_container, kubernetes_pod,
+ * kubernetes_pod_uid (null when unknown). `list` and summary.json share it. */
+void spark_executor_write_json(const struct spark_executor *e, struct json_writer *w);
+
+
 #endif

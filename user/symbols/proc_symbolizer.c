@@ -189,6 +189,21 @@ pid_t proc_symbolizer_pid(const struct proc_symbolizer *ps)
 	return ps->pid;
 }
 
+bool proc_symbolizer_maps_file(const struct proc_symbolizer *ps, const char *basename)
+{
+	for (size_t i = 0; i < ps->maps->count; i++) {
+		const struct proc_map *m = &ps->maps->maps[i];
+		const char *slash;
+
+		if (m->kind != PROC_MAP_FILE)
+			continue;
+		slash = strrchr(m->path, '/');
+		if (!strcmp(slash ? slash + 1 : m->path, basename))
+			return true;
+	}
+	return false;
+}
+
 void proc_symbolizer_free(struct proc_symbolizer *ps)
 {
 	if (!ps)

@@ -12,6 +12,7 @@
 #ifndef SPARKPROF_PROC_SYMBOLIZER_H
 #define SPARKPROF_PROC_SYMBOLIZER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -44,6 +45,9 @@ enum proc_sym_result proc_symbolizer_resolve(struct proc_symbolizer *ps, uint64_
 int proc_symbolizer_refresh(struct proc_symbolizer *ps);
 
 pid_t proc_symbolizer_pid(const struct proc_symbolizer *ps);
+
+/* Whether the maps last read hold a file named basename ("libjvm.so"). */
+bool proc_symbolizer_maps_file(const struct proc_symbolizer *ps, const char *basename);
 
 void proc_symbolizer_free(struct proc_symbolizer *ps);
 

@@ -4,11 +4,8 @@
 #include <string.h>
 
 #include "base/log.h"
-#include "jvm/jvm_helper_log.h"
-#include "record/process_table.h"
 #include "symbols/binary_cache.h"
 #include "symbols/kallsyms.h"
-#include "symbols/perf_map.h"
 #include "symbols/proc_symbolizer.h"
 #include "symbols/stack_resolver.h"
 
@@ -52,12 +49,9 @@ struct binary_cache *stack_resolver_binaries(struct stack_resolver *r)
 	return r->binaries;
 }
 
-int stack_resolver_inspect(struct stack_resolver *r, struct process *p)
+struct proc_symbolizer *stack_resolver_inspect(struct stack_resolver *r, pid_t pid)
 {
-	if (p->symbolizer)
-		return 0;
-	p->symbolizer = proc_symbolizer_new(r->binaries, p->pid);
-	return p->symbolizer ? 0 : -errno;
+	return proc_symbolizer_new(r->binaries, pid);
 }
 
 const struct stack_resolver_stats *stack_resolver_get_stats(const struct stack_resolver *r)
@@ -67,18 +61,15 @@ const struct stack_resolver_stats *stack_resolver_get_stats(const struct stack_r
 
 static const struct frame unknown_frame = { "[unknown]", FRAME_NATIVE };
 
-/* Anonymous executable memory: JIT code. The helper knows what was at an
- * address at a given time; a plain perf map only what is there now. */
-static size_t resolve_jit(struct stack_resolver *r, struct process *p, uint64_t addr,
-			  uint64_t ts, struct frame *out, size_t max)
+/* Anonymous executable memory: JIT code, named by the runtime. */
+static size_t resolve_jit(struct stack_resolver *r, const struct user_names *names,
+			  uint64_t addr, uint64_t ts, struct frame *out, size_t max)
 {
 	int n = 0;
 
 	r->stats.jit_frames++;
-	if (p->helper)
-		n = jvm_helper_log_resolve(p->helper, addr, ts, out, (int)max);
-	if (n <= 0 && p->perf_map && perf_map_lookup(p->perf_map, addr, out) > 0)
-		n = 1;
+	if (names->name_jit)
+		n = names->name_jit(names->jit_ctx, addr, ts, out, (int)max);
 	if (n <= 0) {
 		r->stats.jit_unknown++;
 		out[0] = unknown_frame;
@@ -90,37 +81,36 @@ static size_t resolve_jit(struct stack_resolver *r, struct process *p, uint64_t 
 /* ELF code is looked up by the call instruction (return address - 1), JIT
  * code by the return address itself: the JVM's debug records for a call
  * site are keyed by it. */
-static size_t resolve_user(struct stack_resolver *r, struct process *p, uint64_t addr,
-			   int is_return_address, uint64_t ts, struct frame *out, size_t max)
+static size_t resolve_user(struct stack_resolver *r, const struct user_names *names,
+			   uint64_t addr, int is_return_address, uint64_t ts, struct frame *out,
+			   size_t max)
 {
 	enum proc_sym_result result = PROC_SYM_UNMAPPED;
 	uint64_t lookup = is_return_address ? addr - 1 : addr;
 
 	r->stats.user_frames++;
-	if (p->symbolizer) {
-		result = proc_symbolizer_resolve(p->symbolizer, lookup, out);
+	if (names->symbolizer) {
+		result = proc_symbolizer_resolve(names->symbolizer, lookup, out);
 		/* New code mapped since the maps were read: read them again. */
-		if (result == PROC_SYM_UNMAPPED && proc_symbolizer_refresh(p->symbolizer) > 0)
-			result = proc_symbolizer_resolve(p->symbolizer, lookup, out);
+		if (result == PROC_SYM_UNMAPPED && proc_symbolizer_refresh(names->symbolizer) > 0)
+			result = proc_symbolizer_resolve(names->symbolizer, lookup, out);
 	}
 	switch (result) {
 	case PROC_SYM_OK:
 		return 1;
 	case PROC_SYM_ANON_EXEC:
 		r->stats.user_frames--; /* counted as a JIT frame instead */
-		return resolve_jit(r, p, addr, ts, out, max);
+		return resolve_jit(r, names, addr, ts, out, max);
 	default:
 		r->stats.user_unknown++;
 		out[0] = unknown_frame;
-		p->unknown_user_frames++;
 		return 1;
 	}
 }
 
-size_t stack_resolver_resolve(struct stack_resolver *r, struct process *p, uint64_t ts,
-			      const uint64_t *kernel, size_t nkernel,
-			      const uint64_t *user, size_t nuser,
-			      struct frame *out, size_t max)
+size_t stack_resolver_resolve(struct stack_resolver *r, const struct user_names *names,
+			      uint64_t ts, const uint64_t *kernel, size_t nkernel,
+			      const uint64_t *user, size_t nuser, struct frame *out, size_t max)
 {
 	size_t n = 0;
 
@@ -137,6 +127,6 @@ size_t stack_resolver_resolve(struct stack_resolver *r, struct process *p, uint6
 		n++;
 	}
 	for (size_t i = 0; i < nuser && n < max; i++)
-		n += resolve_user(r, p, user[i], i > 0, ts, out + n, max - n);
+		n += resolve_user(r, names, user[i], i > 0, ts, out + n, max - n);
 	return n;
 }

@@ -2,21 +2,21 @@
  *
  * Kernel addresses are named from /proc/kallsyms; user addresses from the
  * process's ELF files (proc_symbolizer), and addresses in anonymous
- * executable memory from the JVM's helper (JIT code as of the sample's
- * time, inlined frames expanded) or, failing that, a plain perf map. A frame
- * that cannot be named reads "[unknown]" or "lib.so+0xOFFSET", never a
- * wrong name.
+ * executable memory (JIT code) by the process's runtime, which the caller
+ * passes in (the jvm/ layer names Java code). A frame that cannot be named
+ * reads "[unknown]" or "lib.so+0xOFFSET", never a wrong name.
  */
 #ifndef SPARKPROF_STACK_RESOLVER_H
 #define SPARKPROF_STACK_RESOLVER_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "base/frame.h"
 
-struct process;
 struct binary_cache;
+struct proc_symbolizer;
 
 /* Frames one stack can expand to: inlining turns one address into many. */
 #define STACK_MAX_FRAMES 4096
@@ -35,17 +35,26 @@ void stack_resolver_free(struct stack_resolver *r);
 
 struct binary_cache *stack_resolver_binaries(struct stack_resolver *r);
 
-/* Reads what naming p's frames needs while p is alive: its maps and ELF
- * files. 0 or -errno (-ESRCH: already gone; its frames will be unnamed). */
-int stack_resolver_inspect(struct stack_resolver *r, struct process *p);
+/* Reads what naming pid's frames needs while it is alive: its maps and
+ * ELF files. NULL and errno (ESRCH: already gone; its frames will be
+ * unnamed). */
+struct proc_symbolizer *stack_resolver_inspect(struct stack_resolver *r, pid_t pid);
+
+/* How one process's user addresses are named. */
+struct user_names {
+	struct proc_symbolizer *symbolizer; /* NULL: /proc could not be read */
+	/* Names JIT code at addr as of ts, innermost frame first; returns the
+	 * frames written (at most max), 0 when unknown. NULL: no runtime. */
+	int (*name_jit)(void *ctx, uint64_t addr, uint64_t ts, struct frame *out, int max);
+	void *jit_ctx;
+};
 
 /* Names one sample's stack, leaf first: kernel frames, then user frames.
  * Addresses after the first of each stack are return addresses. Returns
  * the number of frames written to out (at most max). */
-size_t stack_resolver_resolve(struct stack_resolver *r, struct process *p, uint64_t timestamp_ns,
-			      const uint64_t *kernel, size_t nkernel,
-			      const uint64_t *user, size_t nuser,
-			      struct frame *out, size_t max);
+size_t stack_resolver_resolve(struct stack_resolver *r, const struct user_names *names,
+			      uint64_t timestamp_ns, const uint64_t *kernel, size_t nkernel,
+			      const uint64_t *user, size_t nuser, struct frame *out, size_t max);
 
 const struct stack_resolver_stats *stack_resolver_get_stats(const struct stack_resolver *r);
 

@@ -1,0 +1,108 @@
+/* java_process.c - see java_process.h. */
+#include <stdlib.h>
+
+#include "jvm/java_process.h"
+#include "proc/ns_tids.h"
+#include "symbols/perf_map.h"
+
+#define HELPER_RETRY_NS (2000ULL * 1000 * 1000)
+
+struct java_process {
+	pid_t pid;
+	struct jvm_helper_log *helper; /* the helper's symbols and thread names */
+	struct perf_map *perf_map;     /* a plain /tmp/perf-PID.map, when no helper */
+	struct ns_tids *ns_tids;       /* host -> JVM tids; NULL in our namespace */
+	uint64_t last_helper_check_ns;
+	jvm_helper_thread_listener listener;
+	void *listener_ctx;
+};
+
+static void find_jit_symbols(struct java_process *jp, uint64_t now_ns)
+{
+	jp->last_helper_check_ns = now_ns;
+	jp->helper = jvm_helper_log_open(jp->pid);
+	if (jp->helper) {
+		/* Before the first poll: stage tracking needs every thread
+		 * record from the start of the log. */
+		jvm_helper_log_set_thread_listener(jp->helper, jp->listener, jp->listener_ctx);
+		jvm_helper_log_poll(jp->helper);
+		perf_map_free(jp->perf_map);
+		jp->perf_map = NULL;
+		return;
+	}
+	if (!jp->perf_map)
+		jp->perf_map = perf_map_open(jp->pid);
+}
+
+struct java_process *java_process_new(pid_t pid, uint64_t now_ns,
+				      jvm_helper_thread_listener fn, void *ctx)
+{
+	struct java_process *jp = calloc(1, sizeof(*jp));
+
+	if (!jp)
+		return NULL;
+	jp->pid = pid;
+	jp->listener = fn;
+	jp->listener_ctx = ctx;
+	/* The helper speaks of threads by the ids the JVM sees. */
+	jp->ns_tids = ns_tids_new(pid);
+	find_jit_symbols(jp, now_ns);
+	return jp;
+}
+
+void java_process_free(struct java_process *jp)
+{
+	if (!jp)
+		return;
+	jvm_helper_log_free(jp->helper);
+	perf_map_free(jp->perf_map);
+	ns_tids_free(jp->ns_tids);
+	free(jp);
+}
+
+void java_process_poll(struct java_process *jp, uint64_t now_ns, bool retired)
+{
+	if (jp->helper)
+		jvm_helper_log_poll(jp->helper);
+	else if (!retired && now_ns - jp->last_helper_check_ns >= HELPER_RETRY_NS)
+		find_jit_symbols(jp, now_ns);
+}
+
+/* The helper knows what was at an address at a given time; a plain perf
+ * map only what is there now. */
+int java_process_name_jit(void *ctx, uint64_t addr, uint64_t ts, struct frame *out, int max)
+{
+	struct java_process *jp = ctx;
+	int n = 0;
+
+	if (jp->helper)
+		n = jvm_helper_log_resolve(jp->helper, addr, ts, out, max);
+	if (n <= 0 && jp->perf_map && perf_map_lookup(jp->perf_map, addr, out) > 0)
+		n = 1;
+	return n > 0 ? n : 0;
+}
+
+pid_t java_process_ns_tid(struct java_process *jp, pid_t host_tid)
+{
+	return jp->ns_tids ? ns_tids_lookup(jp->ns_tids, host_tid) : host_tid;
+}
+
+const char *java_process_thread_name(struct java_process *jp, pid_t ns_tid, uint64_t ts)
+{
+	return jp->helper && ns_tid > 0 ? jvm_helper_log_thread_name(jp->helper, ns_tid, ts) : NULL;
+}
+
+int java_process_thread_idle(struct java_process *jp, pid_t ns_tid, uint64_t ts)
+{
+	return jp->helper ? jvm_helper_log_thread_idle(jp->helper, ns_tid, ts) : -1;
+}
+
+bool java_process_has_helper(const struct java_process *jp)
+{
+	return jp->helper != NULL;
+}
+
+bool java_process_has_perf_map(const struct java_process *jp)
+{
+	return jp->perf_map != NULL;
+}

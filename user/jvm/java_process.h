@@ -1,0 +1,52 @@
+/* java_process.h - what the recording knows of one JVM: names for its JIT
+ * code and for its threads.
+ *
+ * JIT code is named from the sparkprof helper's log when the JVM runs the
+ * helper (as of each sample's time, inlined frames expanded), else from a
+ * plain perf map (perf-map-agent, jcmd Compiler.perfmap: a snapshot).
+ * Thread names and idle marks come from the helper's log, under the thread
+ * ids the JVM sees: host ids of a JVM in another pid namespace are
+ * translated. A JVM started without the helper may have it attached later,
+ * so the log is looked for again every 2 s.
+ */
+#ifndef SPARKPROF_JAVA_PROCESS_H
+#define SPARKPROF_JAVA_PROCESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/frame.h"
+#include "jvm/jvm_helper_log.h"
+
+struct java_process;
+
+/* Looks for pid's helper log (or perf map) now. Every thread record read
+ * from the log is passed to fn, in log order, from the first on. NULL when
+ * out of memory. */
+struct java_process *java_process_new(pid_t pid, uint64_t now_ns,
+				      jvm_helper_thread_listener fn, void *ctx);
+void java_process_free(struct java_process *jp);
+
+/* Reads what the helper wrote since the last call; without a helper yet,
+ * looks for it again when 2 s have passed since the last look. A process
+ * that ran exec passes retired: its pid now runs another program. */
+void java_process_poll(struct java_process *jp, uint64_t now_ns, bool retired);
+
+/* Names JIT code at addr as of ts (struct user_names.name_jit). */
+int java_process_name_jit(void *jp, uint64_t addr, uint64_t ts, struct frame *out, int max);
+
+/* The id host thread host_tid has inside the JVM's pid namespace; -1 when
+ * it cannot be read. */
+pid_t java_process_ns_tid(struct java_process *jp, pid_t host_tid);
+
+/* The full Java name of thread ns_tid at ts; NULL when not known. */
+const char *java_process_thread_name(struct java_process *jp, pid_t ns_tid, uint64_t ts);
+
+/* Task-thread state of ns_tid at ts: 1 idle, 0 busy, -1 unknown. */
+int java_process_thread_idle(struct java_process *jp, pid_t ns_tid, uint64_t ts);
+
+bool java_process_has_helper(const struct java_process *jp);
+bool java_process_has_perf_map(const struct java_process *jp);
+
+#endif
