@@ -55,6 +55,17 @@ int main(void)
 	fd = proc_root_open_published(getpid(), fmt);
 	CHECK(fd == -ELOOP, "a symlink as the last component is refused (%d)", fd);
 
+	/* A FIFO with no writer: a blocking open would never return. */
+	snprintf(path, sizeof(path), "%s/fifo-%d", dir, (int)getpid());
+	snprintf(fmt, sizeof(fmt), "%s/fifo-%%d", dir);
+	CHECK(mkfifo(path, 0600) == 0, "FIFO made");
+	alarm(10); /* a hang fails the test instead of stalling the suite */
+	fd = proc_root_open_published(getpid(), fmt);
+	alarm(0);
+	CHECK(fd == -EPERM, "a FIFO is refused at once (%d)", fd);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/ours-%d", dir, (int)getpid());
+
 	snprintf(fmt, sizeof(fmt), "%s/missing-%%d", dir);
 	CHECK(proc_root_open_published(getpid(), fmt) == -ENOENT, "a missing file: -ENOENT");
 	CHECK(proc_root_open_published(999999999, "/tmp/x-%d") == -ENOENT,

@@ -7,6 +7,7 @@
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -372,10 +373,13 @@ int jvm_release_parse(const char *buf, size_t len, char *version, size_t version
 static int read_in_root(pid_t pid, const char *path, size_t max, char **buf, size_t *len)
 {
 	int fd = proc_root_open(pid, path, O_RDONLY), err;
+	struct stat st;
 
 	if (fd < 0)
 		return fd;
-	err = fd_read_prefix(fd, max, buf, len);
+	err = fstat(fd, &st) ? -errno : S_ISREG(st.st_mode) ? 0 : -EPERM;
+	if (!err)
+		err = fd_read_prefix(fd, max, buf, len);
 	close(fd);
 	return err;
 }

@@ -14,7 +14,8 @@ int proc_root_open(pid_t pid, const char *path, int flags)
 {
 	char root[64];
 	struct open_how how = {
-		.flags = (unsigned)flags | O_CLOEXEC,
+		/* openat2 takes nothing but O_DIRECTORY and O_NOFOLLOW beside O_PATH. */
+		.flags = (unsigned)flags | O_CLOEXEC | (flags & O_PATH ? 0 : O_NONBLOCK),
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
 	int rootfd, fd, err;

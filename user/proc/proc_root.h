@@ -11,16 +11,17 @@
 
 #include <sys/types.h>
 
-/* Opens path (absolute, as pid sees it) inside pid's root with flags
- * (O_CLOEXEC is added). Returns the fd or -errno. */
+/* Opens path (absolute, as pid sees it) inside pid's root with flags.
+ * O_CLOEXEC is added, and O_NONBLOCK unless O_PATH: a FIFO or device planted where a file
+ * was expected must not stall the recording. Returns the fd or -errno. */
 int proc_root_open(pid_t pid, const char *path, int flags);
 
 /* Opens for reading a file pid published about itself. path_fmt is a printf
  * format taking the pid as the process sees itself ("/tmp/perf-%d.map").
  * The last component may not be a symlink, and the file must be regular and
  * owned by the process's effective uid or root: only its own user may speak
- * for it. Returns the fd, -EPERM when the file fails those checks, or
- * -errno. */
+ * for it. Returns the fd, -EPERM when the file fails those checks (a FIFO
+ * included: the open does not wait for a writer), or -errno. */
 int proc_root_open_published(pid_t pid, const char *path_fmt);
 
 #endif

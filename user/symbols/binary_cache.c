@@ -200,16 +200,20 @@ static int open_mapped_file(pid_t pid, const struct proc_map *m)
 	for (int attempt = 0; attempt < 2; attempt++) {
 		/* As the process sees the path, then as we do. */
 		fd = attempt == 0 ? proc_root_open(pid, m->path, O_RDONLY)
-				  : open(m->path, O_RDONLY | O_CLOEXEC);
+				  : open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (attempt == 1 && fd < 0)
 			fd = -errno;
 		if (fd < 0)
 			continue;
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+			close(fd);
+			fd = -EPERM;
+			continue;
+		}
 		/* Same filesystem but another inode: the file was replaced since
 		 * it was mapped; its symbols would be wrong.  (A different device
 		 * is expected through overlayfs, so that alone is accepted.) */
-		if (fstat(fd, &st) == 0 &&
-		    st.st_dev == makedev(m->dev_major, m->dev_minor) && st.st_ino != m->inode) {
+		if (st.st_dev == makedev(m->dev_major, m->dev_minor) && st.st_ino != m->inode) {
 			close(fd);
 			fd = -ESTALE;
 			continue;
