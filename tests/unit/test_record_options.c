@@ -62,5 +62,10 @@ int main(void)
 	CHECK(parse_duration_ns("-1s", 1, &ns) < 0, "negative duration refused");
 	CHECK(parse_duration_ns("5 parsecs", 1, &ns) < 0, "unknown unit refused");
 	CHECK(parse_duration_ns("1e30s", 1, &ns) < 0, "overflowing duration refused");
+	CHECK(parse_duration_ns("1e9", 1000000000ULL, &ns) < 0, "exponent refused");
+	CHECK(parse_duration_ns("0x10", 1000000000ULL, &ns) < 0, "hexadecimal refused");
+	CHECK(parse_duration_ns("inf", 1000000000ULL, &ns) < 0, "infinity refused");
+	CHECK(parse_duration_ns(".5s", 1, &ns) < 0, "no leading digit refused");
+	CHECK(parse_duration_ns("2.s", 1, &ns) == 0 && ns == 2000000000ULL, "2. is two seconds");
 	TAP_DONE();
 }

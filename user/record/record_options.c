@@ -89,9 +89,16 @@ int parse_duration_ns(const char *text, uint64_t default_unit_ns, uint64_t *out)
 	double value;
 	uint64_t unit = default_unit_ns;
 
+	/* Plain decimals only: strtod would also take "1e9", "0x10" or "inf". */
+	size_t digits = strspn(text, "0123456789"), len = digits;
+
+	if (text[len] == '.')
+		len += 1 + strspn(text + len + 1, "0123456789");
+	if (!digits)
+		return -EINVAL;
 	errno = 0;
 	value = strtod(text, &end);
-	if (end == text || errno || !isfinite(value) || value < 0)
+	if (end != text + len || errno || !isfinite(value) || value < 0)
 		return -EINVAL;
 	if (*end) {
 		size_t i;
