@@ -1,26 +1,46 @@
-/* agent.c - the sparkprof JVMTI helper: entry points, JVMTI events, worker.
+/* agent.c - the sparkprof JVMTI helper: entry points, event wiring, worker.
  *
  * See docs/helper.md for what it publishes and why, and
  * include/sparkprof_helper_log.h for the log format.
  */
-#include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include <jvmti.h>
+
+#include "code_events.h"
+#include "code_table.h"
+#include "diag.h"
+#include "options.h"
 #include "perf_map_writer.h"
+#include "publish.h"
 #include "sparkprof_helper_log.h"
+#include "thread_names.h"
 
 #define EXPORT __attribute__((visibility("default")))
-#define MAX_NAME 2048
 
-/* The one helper instance (JVMTI callbacks have no context argument). */
-static struct agent the_agent = {
+/* The one helper instance: JVMTI callbacks and JNI natives carry no context
+ * pointer.  Never freed: callbacks may still run on other threads while the
+ * VM shuts down, and the process is about to exit anyway. */
+static struct agent {
+	jvmtiEnv *jvmti;
+	JavaVM *vm;
+	struct agent_options opt;
+	int attached;              /* loaded by Agent_OnAttach */
+	struct publisher pub;      /* the log */
+	struct code_table code;    /* live code, for the perf map and unloads */
+	struct code_events events;
+	struct thread_names names; /* tid -> last published name */
+	volatile int vm_dead;
+	pthread_mutex_t wake_lock; /* the worker sleeps on wake */
+	pthread_cond_t wake;
+	struct agent_costs costs;
+} the_agent = {
 	.pub = { .fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER },
 	.wake_lock = PTHREAD_MUTEX_INITIALIZER,
 	.wake = PTHREAD_COND_INITIALIZER,
@@ -28,292 +48,46 @@ static struct agent the_agent = {
 static int started;  /* guarded by start_lock */
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 
-struct agent *agent_get(void)
-{
-	return &the_agent;
-}
-
-void agent_say(const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "sparkprof-agent: %s\n", buf);
-}
-
-uint64_t agent_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* CPU time of the calling thread: wall time would count the time the
- * thread waited for a CPU. */
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t agent_cost_start(void)
-{
-	return the_agent.opt.stats ? thread_cpu_ns() : 0;
-}
-
-void agent_cost(enum agent_cost what, uint64_t since_ns)
-{
-	if (!the_agent.opt.stats)
-		return;
-	__atomic_add_fetch(&the_agent.cost_ns[what], thread_cpu_ns() - since_ns, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&the_agent.cost_count[what], 1, __ATOMIC_RELAXED);
-}
-
-static void print_costs(void)
-{
-	static const char *what[COST_MAX] = { "code load/stub events", "unload events",
-					      "thread start/end/rename", "worker rounds" };
-	for (int i = 0; i < COST_MAX; i++)
-		agent_say("stats: %s: %llu, %.3f ms CPU in total, %.1f us each", what[i],
-			  (unsigned long long)the_agent.cost_count[i], the_agent.cost_ns[i] / 1e6,
-			  the_agent.cost_count[i] ? the_agent.cost_ns[i] / 1e3 / the_agent.cost_count[i] : 0.0);
-}
-
-/* "pkg/Cls.method" as async-profiler names it; NULL when the JVM cannot
- * tell (e.g. the class is being unloaded).  Caller frees. */
-static char *method_name(jvmtiEnv *jvmti, jmethodID method)
-{
-	jclass cls = NULL;
-	char *sig = NULL, *name = NULL, *out = NULL;
-	if ((*jvmti)->GetMethodDeclaringClass(jvmti, method, &cls) != JVMTI_ERROR_NONE)
-		return NULL;
-	if ((*jvmti)->GetClassSignature(jvmti, cls, &sig, NULL) == JVMTI_ERROR_NONE &&
-	    (*jvmti)->GetMethodName(jvmti, method, &name, NULL, NULL) == JVMTI_ERROR_NONE) {
-		const char *c = sig;
-		size_t clen = strlen(sig);
-		if (clen >= 2 && c[0] == 'L' && c[clen - 1] == ';') {
-			c++;
-			clen -= 2;
-		}
-		char raw[MAX_NAME];
-		snprintf(raw, sizeof(raw), "%.*s.%s", (int)clen, c, name);
-		out = malloc(MAX_NAME);
-		if (out)
-			escape_name(out, MAX_NAME, raw);
-	}
-	if (sig)
-		(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
-	if (name)
-		(*jvmti)->Deallocate(jvmti, (unsigned char *)name);
-	/* Local refs of a JVMTI callback are freed when it returns, but the
-	 * ServiceThread runs many callbacks in one JNI frame. */
-	JNIEnv *jni;
-	if ((*the_agent.vm)->GetEnv(the_agent.vm, (void **)&jni, JNI_VERSION_1_6) == JNI_OK)
-		(*jni)->DeleteLocalRef(jni, cls);
-	return out;
-}
-
-/* Names of the methods of one compiled method's inline records, looked up
- * once per event. */
-struct name_cache {
-	jmethodID id[256];
-	char *name[256];
-	int n;
-};
-
-static const char *cached_name(jvmtiEnv *jvmti, struct name_cache *c, jmethodID m)
-{
-	for (int i = 0; i < c->n; i++)
-		if (c->id[i] == m)
-			return c->name[i];
-	char *name = method_name(jvmti, m);
-	if (c->n < 256) {
-		c->id[c->n] = m;
-		c->name[c->n++] = name;
-		return name;
-	}
-	/* Rare: too many distinct methods; keep the last one around. */
-	free(c->name[255]);
-	c->id[255] = m;
-	c->name[255] = name;
-	return name;
-}
-
-struct line_buf {
-	char buf[4 * SPARKPROF_HELPER_MAX_LINE];
-	size_t len;
-};
-
-static void flush_lines(struct line_buf *b)
-{
-	publisher_write(&the_agent.pub, b->buf, b->len);
-	b->len = 0;
-}
-
-/* One I record: range and chain methods[0..depth-2] (the last is the
- * compiled method itself).  Dropped when a name is unknown or too long. */
-static void add_inline_record(jvmtiEnv *jvmti, struct line_buf *b, struct name_cache *c,
-			      uint64_t id, uint64_t start, uint64_t end, const PCStackInfo *pc)
-{
-	char line[SPARKPROF_HELPER_MAX_LINE];
-	int n = snprintf(line, sizeof(line), "I %" PRIu64 " %" PRIx64 " %" PRIx64 " ", id, start, end);
-	for (jint i = 0; i + 1 < pc->numstackframes; i++) {
-		const char *name = cached_name(jvmti, c, pc->methods[i]);
-		if (!name)
-			return;
-		int m = snprintf(line + n, sizeof(line) - n, "%s%s", i ? "\t" : "", name);
-		if (m < 0 || (size_t)m >= sizeof(line) - n - 1)
-			return;
-		n += m;
-	}
-	line[n++] = '\n';
-	if (b->len + n > sizeof(b->buf))
-		flush_lines(b);
-	memcpy(b->buf + b->len, line, n);
-	b->len += n;
-}
-
-static int same_chain(const PCStackInfo *a, const PCStackInfo *b)
-{
-	return a->numstackframes == b->numstackframes &&
-	       !memcmp(a->methods, b->methods, a->numstackframes * sizeof(jmethodID));
-}
-
-/* PcDescs are looked up "approximately": a PC belongs to the first
- * descriptor at or after it, so descriptor i covers (pc[i-1], pc[i]].  Runs
- * of equal chains are merged; chains without inlining are not written. */
-static void publish_inline(jvmtiEnv *jvmti, uint64_t id, uint64_t code, uint64_t size,
-			   const void *compile_info)
-{
-	const jvmtiCompiledMethodLoadRecordHeader *h = compile_info;
-	while (h && h->kind != JVMTI_CMLR_INLINE_INFO)
-		h = h->next;
-	if (!h)
-		return;
-	const jvmtiCompiledMethodLoadInlineRecord *r = (const void *)h;
-	struct name_cache *cache = calloc(1, sizeof(*cache));
-	struct line_buf *b = malloc(sizeof(*b));
-	if (!cache || !b)
-		goto out;
-	b->len = 0;
-	uint64_t run_start = code, prev_end = code;
-	const PCStackInfo *run = NULL;
-	for (jint i = 0; i < r->numpcs; i++) {
-		const PCStackInfo *p = &r->pcinfo[i];
-		uint64_t end = (uint64_t)(uintptr_t)p->pc + 1;
-		if (end <= prev_end || end > code + size || p->numstackframes <= 0)
-			continue;
-		if (run && !same_chain(run, p)) {
-			if (run->numstackframes > 1)
-				add_inline_record(jvmti, b, cache, id, run_start, prev_end, run);
-			run_start = prev_end;
-		}
-		if (!run || !same_chain(run, p))
-			run = p;
-		prev_end = end;
-	}
-	if (run && run->numstackframes > 1)
-		add_inline_record(jvmti, b, cache, id, run_start, prev_end, run);
-	flush_lines(b);
-out:
-	if (cache)
-		for (int i = 0; i < cache->n; i++)
-			free(cache->name[i]);
-	free(cache);
-	free(b);
-}
-
-static void publish_code(char kind, uint64_t start, uint64_t size, const void *method,
-			 char *name, jvmtiEnv *jvmti, const void *compile_info)
-{
-	struct agent *a = &the_agent;
-	char line[SPARKPROF_HELPER_MAX_LINE];
-	pthread_mutex_lock(&a->pub.lock);
-	if (kind == 'D' && code_table_has(&a->code, start, size, name)) {
-		/* Replays repeat blobs we already published. */
-		pthread_mutex_unlock(&a->pub.lock);
-		free(name);
-		return;
-	}
-	uint64_t id = a->pub.next_code_id++;
-	int n = snprintf(line, sizeof(line), "%c %" PRIu64 " %" PRIu64 " %" PRIx64 " %" PRIx64 " %s\n",
-			 kind, agent_now_ns(), id, start, size, name);
-	if (n > 0 && (size_t)n < sizeof(line))
-		publisher_write(&a->pub, line, n);
-	if (a->opt.inline_frames && compile_info)
-		publish_inline(jvmti, id, start, size, compile_info);
-	code_table_add(&a->code, start, size, id, method, name);
-	pthread_mutex_unlock(&a->pub.lock);
-}
-
 static void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, jint code_size,
 					    const void *code_addr, jint map_length,
 					    const jvmtiAddrLocationMap *map, const void *compile_info)
 {
 	(void)map_length;
 	(void)map;
-	if (code_size <= 0 || !code_addr)
-		return;
-	uint64_t t0 = agent_cost_start();
-	char *name = method_name(jvmti, method);
-	if (!name)
-		return;
-	publish_code('L', (uintptr_t)code_addr, (uint64_t)code_size, method, name, jvmti,
-		     compile_info);
-	agent_cost(COST_CODE, t0);
+	code_events_method_load(&the_agent.events, jvmti, method, code_size, code_addr,
+				compile_info);
 }
 
 static void JNICALL on_compiled_method_unload(jvmtiEnv *jvmti, jmethodID method,
 					      const void *code_addr)
 {
 	(void)jvmti;
-	struct agent *a = &the_agent;
-	char line[96];
-	uint64_t t0 = agent_cost_start();
-	pthread_mutex_lock(&a->pub.lock);
-	uint64_t id = code_table_remove(&a->code, (uintptr_t)code_addr, method);
-	if (id) {
-		int n = snprintf(line, sizeof(line), "U %" PRIu64 " %" PRIu64 "\n", agent_now_ns(), id);
-		publisher_write(&a->pub, line, n);
-	}
-	pthread_mutex_unlock(&a->pub.lock);
-	agent_cost(COST_UNLOAD, t0);
+	code_events_method_unload(&the_agent.events, method, code_addr);
 }
 
 static void JNICALL on_dynamic_code(jvmtiEnv *jvmti, const char *name, const void *address,
 				    jint length)
 {
 	(void)jvmti;
-	if (length <= 0 || !address)
-		return;
-	uint64_t t0 = agent_cost_start();
-	char *esc = malloc(MAX_NAME);
-	if (!esc)
-		return;
-	escape_name(esc, MAX_NAME, name ? name : "[stub]");
-	publish_code('D', (uintptr_t)address, (uint64_t)length, NULL, esc, NULL, NULL);
-	agent_cost(COST_CODE, t0);
+	code_events_dynamic_code(&the_agent.events, name, address, length);
 }
 
 static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
 	(void)jvmti;
-	uint64_t t0 = agent_cost_start();
+	uint64_t t0 = agent_cost_start(&the_agent.costs);
 	if (the_agent.opt.names)
-		thread_names_on_start(&the_agent, jni, thread);
-	agent_cost(COST_THREADS, t0);
+		thread_names_on_start(&the_agent.names, jni, thread);
+	agent_cost(&the_agent.costs, COST_THREADS, t0);
 }
 
 static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
 	(void)jvmti;
-	uint64_t t0 = agent_cost_start();
+	uint64_t t0 = agent_cost_start(&the_agent.costs);
 	if (the_agent.opt.names)
-		thread_names_on_end(&the_agent, jni, thread);
-	agent_cost(COST_THREADS, t0);
+		thread_names_on_end(&the_agent.names, jni, thread);
+	agent_cost(&the_agent.costs, COST_THREADS, t0);
 }
 
 static void JNICALL on_native_bind(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method,
@@ -322,10 +96,16 @@ static void JNICALL on_native_bind(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
 	(void)jni;
 	(void)thread;
 	(void)method;
-	thread_names_on_bind(&the_agent, address, new_address);
+	thread_names_on_bind(&the_agent.names, address, new_address);
 	if (the_agent.names.hooked)
 		(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE,
 						   JVMTI_EVENT_NATIVE_METHOD_BIND, NULL);
+}
+
+/* Thread.setNativeName while the helper runs (see thread_names.h). */
+static void JNICALL on_set_native_name(JNIEnv *jni, jobject thread, jstring name)
+{
+	thread_names_set_native_name(&the_agent.names, jni, thread, name);
 }
 
 /* "R ts what" after a replay; "K ts" (heartbeat: the log is current up to
@@ -361,13 +141,13 @@ static void JNICALL worker(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 		pthread_mutex_unlock(&a->wake_lock);
 		if (a->vm_dead)
 			break;
-		uint64_t t0 = agent_cost_start();
+		uint64_t t0 = agent_cost_start(&a->costs);
 		if (a->opt.map)
-			perf_map_write(a, &map_generation);
+			perf_map_write(&a->pub, &a->code, &map_generation);
 		write_replay_mark(NULL);
 		if (a->opt.names)
-			thread_names_poll(a, jni, a->opt.idle);
-		agent_cost(COST_WORKER, t0);
+			thread_names_poll(&a->names, jni, a->opt.idle);
+		agent_cost(&a->costs, COST_WORKER, t0);
 	}
 }
 
@@ -388,8 +168,8 @@ static void start_worker(jvmtiEnv *jvmti, JNIEnv *jni)
 static void go_live(jvmtiEnv *jvmti, JNIEnv *jni)
 {
 	if (the_agent.opt.names) {
-		thread_names_init(&the_agent, jni);
-		thread_names_poll(&the_agent, jni, 0);
+		thread_names_init(&the_agent.names, jni);
+		thread_names_poll(&the_agent.names, jni, 0);
 		write_replay_mark("threads");
 	}
 	if (the_agent.attached) {
@@ -417,10 +197,10 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 	pthread_mutex_unlock(&a->wake_lock);
 	if (a->opt.map) {
 		uint64_t force = UINT64_MAX;
-		perf_map_write(a, &force);
+		perf_map_write(&a->pub, &a->code, &force);
 	}
 	if (a->opt.stats)
-		print_costs();
+		agent_costs_print(&a->costs);
 }
 
 static int setup(JavaVM *vm, const char *options, int attached)
@@ -449,6 +229,10 @@ static int setup(JavaVM *vm, const char *options, int attached)
 	a->jvmti = jvmti;
 	a->opt = opt;
 	a->attached = attached;
+	a->costs.on = opt.stats;
+	a->events = (struct code_events){ .vm = vm, .pub = &a->pub, .code = &a->code,
+					  .costs = &a->costs, .inline_frames = opt.inline_frames };
+	thread_names_setup(&a->names, jvmti, &a->pub, &a->costs, &a->vm_dead, on_set_native_name);
 
 	jvmtiCapabilities caps;
 	memset(&caps, 0, sizeof(caps));
@@ -461,7 +245,7 @@ static int setup(JavaVM *vm, const char *options, int attached)
 		return -1;
 	}
 	if (!attached && opt.names)
-		thread_names_prepare_bind(a);
+		thread_names_prepare_bind(&a->names);
 	publisher_open(&a->pub, getpid());
 	char *version = NULL;
 	(*jvmti)->GetSystemProperty(jvmti, "java.vm.version", &version);
@@ -545,7 +329,7 @@ EXPORT JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved)
 	JNIEnv *jni;
 	if (the_agent.jvmti && the_agent.opt.names &&
 	    (*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) == JNI_OK)
-		thread_names_on_jni_load(&the_agent, jni);
+		thread_names_on_jni_load(&the_agent.names, jni);
 	return JNI_VERSION_1_6;
 }
 

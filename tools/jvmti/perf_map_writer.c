@@ -6,8 +6,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "code_table.h"
+#include "diag.h"
 #include "perf_map_writer.h"
+#include "publish.h"
 #include "sparkprof_helper_log.h"
 
 static int write_all(int fd, const char *buf, size_t len)
@@ -24,13 +26,13 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-int perf_map_write(struct agent *a, uint64_t *generation)
+int perf_map_write(struct publisher *pub, const struct code_table *code, uint64_t *generation)
 {
 	char *buf = NULL;
-	pthread_mutex_lock(&a->pub.lock);
-	uint64_t gen = a->code.generation;
-	long len = gen == *generation ? 0 : code_table_render_map(&a->code, &buf);
-	pthread_mutex_unlock(&a->pub.lock);
+	pthread_mutex_lock(&pub->lock);
+	uint64_t gen = code->generation;
+	long len = gen == *generation ? 0 : code_table_render_map(code, &buf);
+	pthread_mutex_unlock(&pub->lock);
 	if (gen == *generation)
 		return 0;
 	if (len < 0)

@@ -10,10 +10,12 @@
 
 #include <stdint.h>
 
-struct agent;
+struct code_table;
+struct publisher;
 
-/* Rewrites the map if the table changed since *generation (pass a pointer
- * to UINT64_MAX to force); updates *generation.  Returns 0 or -errno. */
-int perf_map_write(struct agent *a, uint64_t *generation);
+/* Rewrites the map if code changed since *generation (pass a pointer to
+ * UINT64_MAX to force); updates *generation.  pub's lock guards code.
+ * Returns 0 or -errno. */
+int perf_map_write(struct publisher *pub, const struct code_table *code, uint64_t *generation);
 
 #endif

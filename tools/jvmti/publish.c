@@ -6,7 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "diag.h"
+#include "publish.h"
 #include "sparkprof_helper_log.h"
 
 int create_exclusive(const char *path, int mode)

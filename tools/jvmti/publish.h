@@ -2,8 +2,8 @@
  * and the safe creation of files in the JVM's /tmp.
  *
  * Each record is formatted into one buffer and written with one write() on
- * an O_APPEND descriptor.  publisher_lock() serialises writers and the
- * timestamps they take, so records appear in timestamp order.
+ * an O_APPEND descriptor.  Writers hold pub->lock while they take their
+ * timestamps and write, so records appear in timestamp order.
  */
 #ifndef SPARKPROF_AGENT_PUBLISH_H
 #define SPARKPROF_AGENT_PUBLISH_H

@@ -8,8 +8,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "diag.h"
+#include "publish.h"
 #include "sparkprof_helper_log.h"
+#include "thread_names.h"
 
 #define TASK_THREAD_PREFIX "Executor task launch worker"
 #define IDLE_STACK_DEPTH 16
@@ -40,14 +42,14 @@ static struct thread_name_entry *lookup(struct thread_names *t, pid_t tid, int c
 }
 
 /* Publishes "T ts tid name" unless tid already carries that name. */
-static void publish_name(struct agent *a, pid_t tid, const char *name)
+static void publish_name(struct thread_names *t, pid_t tid, const char *name)
 {
 	if (tid <= 0 || !name)
 		return;
 	char line[SPARKPROF_HELPER_MAX_LINE], esc[SPARKPROF_HELPER_MAX_LINE - 64];
 	escape_name(esc, sizeof(esc), name);
-	pthread_mutex_lock(&a->pub.lock);
-	struct thread_name_entry *e = lookup(&a->names, tid, 1);
+	pthread_mutex_lock(&t->pub->lock);
+	struct thread_name_entry *e = lookup(t, tid, 1);
 	if (e && (!e->name || strcmp(e->name, name))) {
 		char *copy = strdup(name);
 		if (copy) {
@@ -59,19 +61,19 @@ static void publish_name(struct agent *a, pid_t tid, const char *name)
 			e->idle = 0;
 			int n = snprintf(line, sizeof(line), "T %" PRIu64 " %d %s\n", agent_now_ns(),
 					 (int)tid, esc);
-			publisher_write(&a->pub, line, (size_t)n < sizeof(line) ? (size_t)n : 0);
+			publisher_write(t->pub, line, (size_t)n < sizeof(line) ? (size_t)n : 0);
 		}
 	}
-	pthread_mutex_unlock(&a->pub.lock);
+	pthread_mutex_unlock(&t->pub->lock);
 }
 
 /* How many times tid was renamed so far (0 when unknown). */
-static unsigned renames_of(struct agent *a, pid_t tid)
+static unsigned renames_of(struct thread_names *t, pid_t tid)
 {
-	pthread_mutex_lock(&a->pub.lock);
-	struct thread_name_entry *e = lookup(&a->names, tid, 0);
+	pthread_mutex_lock(&t->pub->lock);
+	struct thread_name_entry *e = lookup(t, tid, 0);
 	unsigned renames = e ? e->renames : 0;
-	pthread_mutex_unlock(&a->pub.lock);
+	pthread_mutex_unlock(&t->pub->lock);
 	return renames;
 }
 
@@ -79,103 +81,113 @@ static unsigned renames_of(struct agent *a, pid_t tid)
  * tid had been renamed renames_before times. If the thread was renamed
  * since (it took a task while we looked), the check is stale: the rename,
  * published with its own time, already says busy. */
-static void publish_idle(struct agent *a, pid_t tid, int idle, unsigned renames_before)
+static void publish_idle(struct thread_names *t, pid_t tid, int idle, unsigned renames_before)
 {
 	char line[128];
-	pthread_mutex_lock(&a->pub.lock);
-	struct thread_name_entry *e = lookup(&a->names, tid, 0);
+	pthread_mutex_lock(&t->pub->lock);
+	struct thread_name_entry *e = lookup(t, tid, 0);
 	if (e && e->idle != idle && e->renames == renames_before) {
 		e->idle = idle;
 		int n = snprintf(line, sizeof(line), "S %" PRIu64 " %d %s\n", agent_now_ns(),
 				 (int)tid, idle ? "idle" : "busy");
-		publisher_write(&a->pub, line, n);
+		publisher_write(t->pub, line, n);
 	}
-	pthread_mutex_unlock(&a->pub.lock);
+	pthread_mutex_unlock(&t->pub->lock);
 }
 
-static pid_t tid_of(struct agent *a, JNIEnv *jni, jthread thread, const char *name)
+static pid_t tid_of(struct thread_names *t, JNIEnv *jni, jthread thread, const char *name)
 {
 	void *stored = NULL;
-	if ((*a->jvmti)->GetThreadLocalStorage(a->jvmti, thread, &stored) == JVMTI_ERROR_NONE &&
+	if ((*t->jvmti)->GetThreadLocalStorage(t->jvmti, thread, &stored) == JVMTI_ERROR_NONE &&
 	    stored)
 		return (pid_t)(intptr_t)stored;
-	pid_t tid = os_tid_find(&a->names.finder, jni, thread, name);
+	pid_t tid = os_tid_find(&t->finder, jni, thread, name);
 	if (tid > 0)
-		(*a->jvmti)->SetThreadLocalStorage(a->jvmti, thread, (void *)(intptr_t)tid);
+		(*t->jvmti)->SetThreadLocalStorage(t->jvmti, thread, (void *)(intptr_t)tid);
 	return tid;
 }
 
-/* The binding of java.lang.Thread.setNativeName while the helper runs. */
-static void JNICALL set_native_name(JNIEnv *jni, jobject thread, jstring name)
+void thread_names_setup(struct thread_names *t, jvmtiEnv *jvmti, struct publisher *pub,
+			struct agent_costs *costs, const volatile int *vm_dead,
+			set_native_name_fn wrapper)
 {
-	struct agent *a = agent_get();
-	if (!a->vm_dead && name) {
-		uint64_t t0 = agent_cost_start();
-		const char *utf = (*jni)->GetStringUTFChars(jni, name, NULL);
-		if (utf) {
-			publish_name(a, tid_of(a, jni, thread, NULL), utf);
-			(*jni)->ReleaseStringUTFChars(jni, name, utf);
-		}
-		agent_cost(COST_THREADS, t0);
-	}
-	if (a->names.original)
-		a->names.original(jni, thread, name);
+	t->jvmti = jvmti;
+	t->pub = pub;
+	t->costs = costs;
+	t->vm_dead = vm_dead;
+	t->wrapper = wrapper;
 }
 
-void thread_names_prepare_bind(struct agent *a)
+void thread_names_set_native_name(struct thread_names *t, JNIEnv *jni, jobject thread,
+				  jstring name)
 {
-	void *lib = libjvm_handle(a->jvmti);
+	if (!*t->vm_dead && name) {
+		uint64_t t0 = agent_cost_start(t->costs);
+		const char *utf = (*jni)->GetStringUTFChars(jni, name, NULL);
+		if (utf) {
+			publish_name(t, tid_of(t, jni, thread, NULL), utf);
+			(*jni)->ReleaseStringUTFChars(jni, name, utf);
+		}
+		agent_cost(t->costs, COST_THREADS, t0);
+	}
+	if (t->original)
+		t->original(jni, thread, name);
+}
+
+void thread_names_prepare_bind(struct thread_names *t)
+{
+	void *lib = libjvm_handle(t->jvmti);
 	if (lib) {
-		a->names.jvm_set_name = dlsym(lib, "JVM_SetNativeThreadName");
+		t->jvm_set_name = dlsym(lib, "JVM_SetNativeThreadName");
 		dlclose(lib);
 	}
 }
 
 /* Called in the primordial phase too, where JVMTI cannot name the method:
  * JVM_SetNativeThreadName is bound to Thread.setNativeName alone. */
-void thread_names_on_bind(struct agent *a, void *address, void **new_address)
+void thread_names_on_bind(struct thread_names *t, void *address, void **new_address)
 {
-	if (a->names.hooked || !address || address != a->names.jvm_set_name)
+	if (t->hooked || !address || address != t->jvm_set_name)
 		return;
-	a->names.original = (void (*)(JNIEnv *, jobject, jstring))address;
-	*new_address = (void *)set_native_name;
-	a->names.hooked = 1;
+	t->original = (set_native_name_fn)address;
+	*new_address = (void *)t->wrapper;
+	t->hooked = 1;
 }
 
 /* Rebinds setNativeName with RegisterNatives.  Called from the helper's
  * JNI_OnLoad when possible (see hook_set_native_name). */
-static int register_wrapper(struct agent *a, JNIEnv *jni)
+static int register_wrapper(struct thread_names *t, JNIEnv *jni)
 {
 	jclass cls = (*jni)->FindClass(jni, "java/lang/Thread");
 	if (!cls) {
 		(*jni)->ExceptionClear(jni);
 		return -1;
 	}
-	JNINativeMethod m = { "setNativeName", "(Ljava/lang/String;)V", (void *)set_native_name };
+	JNINativeMethod m = { "setNativeName", "(Ljava/lang/String;)V", (void *)t->wrapper };
 	int rc = (*jni)->RegisterNatives(jni, cls, &m, 1);
 	if (rc == 0)
-		a->names.hooked = 1;
+		t->hooked = 1;
 	else
 		(*jni)->ExceptionClear(jni);
 	(*jni)->DeleteLocalRef(jni, cls);
 	return rc;
 }
 
-void thread_names_on_jni_load(struct agent *a, JNIEnv *jni)
+void thread_names_on_jni_load(struct thread_names *t, JNIEnv *jni)
 {
-	if (a->names.original && !a->names.hooked)
-		register_wrapper(a, jni);
+	if (t->original && !t->hooked)
+		register_wrapper(t, jni);
 }
 
 /* The JDK's feature version (17, 25...), 0 if unknown. */
-static int jdk_feature(struct agent *a)
+static int jdk_feature(struct thread_names *t)
 {
 	char *v = NULL;
-	if ((*a->jvmti)->GetSystemProperty(a->jvmti, "java.vm.specification.version", &v) !=
+	if ((*t->jvmti)->GetSystemProperty(t->jvmti, "java.vm.specification.version", &v) !=
 	    JVMTI_ERROR_NONE || !v)
 		return 0;
 	int feature = atoi(v);
-	(*a->jvmti)->Deallocate(a->jvmti, (unsigned char *)v);
+	(*t->jvmti)->Deallocate(t->jvmti, (unsigned char *)v);
 	return feature;
 }
 
@@ -187,21 +199,21 @@ static int jdk_feature(struct agent *a)
  * rebinds quietly.  From JDK 24 on System.load from JNI prints four lines
  * about restricted methods (JEP 472), so there the one-line warning is the
  * lesser evil. */
-static void hook_set_native_name(struct agent *a, JNIEnv *jni)
+static void hook_set_native_name(struct thread_names *t, JNIEnv *jni)
 {
-	if (a->names.hooked)
+	if (t->hooked)
 		return;
-	void *lib = libjvm_handle(a->jvmti);
+	void *lib = libjvm_handle(t->jvmti);
 	if (lib) {
-		a->names.original = (void (*)(JNIEnv *, jobject, jstring))dlsym(lib, "JVM_SetNativeThreadName");
+		t->original = (set_native_name_fn)dlsym(lib, "JVM_SetNativeThreadName");
 		dlclose(lib);
 	}
-	if (!a->names.original) {
+	if (!t->original) {
 		agent_say("JVM_SetNativeThreadName not found in libjvm; renames are seen by polling only");
 		return;
 	}
 	Dl_info self;
-	int feature = jdk_feature(a);
+	int feature = jdk_feature(t);
 	jclass sys = feature && feature < 24 ? (*jni)->FindClass(jni, "java/lang/System") : NULL;
 	jmethodID load = sys ? (*jni)->GetStaticMethodID(jni, sys, "load", "(Ljava/lang/String;)V") : NULL;
 	if (load && dladdr((void *)hook_set_native_name, &self) && self.dli_fname &&
@@ -214,21 +226,21 @@ static void hook_set_native_name(struct agent *a, JNIEnv *jni)
 		(*jni)->ExceptionClear(jni);
 	if (sys)
 		(*jni)->DeleteLocalRef(jni, sys);
-	if (!a->names.hooked && register_wrapper(a, jni) != 0)
+	if (!t->hooked && register_wrapper(t, jni) != 0)
 		agent_say("cannot rebind Thread.setNativeName; renames are seen by polling only");
 }
 
-void thread_names_init(struct agent *a, JNIEnv *jni)
+void thread_names_init(struct thread_names *t, JNIEnv *jni)
 {
-	os_tid_finder_init(&a->names.finder, a->jvmti, jni);
-	hook_set_native_name(a, jni);
+	os_tid_finder_init(&t->finder, t->jvmti, jni);
+	hook_set_native_name(t, jni);
 }
 
-static char *thread_name(struct agent *a, JNIEnv *jni, jthread thread)
+static char *thread_name(struct thread_names *t, JNIEnv *jni, jthread thread)
 {
 	jvmtiThreadInfo info;
 	memset(&info, 0, sizeof(info));
-	if ((*a->jvmti)->GetThreadInfo(a->jvmti, thread, &info) != JVMTI_ERROR_NONE)
+	if ((*t->jvmti)->GetThreadInfo(t->jvmti, thread, &info) != JVMTI_ERROR_NONE)
 		return NULL;
 	if (info.thread_group)
 		(*jni)->DeleteLocalRef(jni, info.thread_group);
@@ -237,86 +249,86 @@ static char *thread_name(struct agent *a, JNIEnv *jni, jthread thread)
 	return info.name;   /* Deallocate() it */
 }
 
-void thread_names_on_start(struct agent *a, JNIEnv *jni, jthread thread)
+void thread_names_on_start(struct thread_names *t, JNIEnv *jni, jthread thread)
 {
 	pid_t tid = my_tid();
-	(*a->jvmti)->SetThreadLocalStorage(a->jvmti, thread, (void *)(intptr_t)tid);
-	char *name = thread_name(a, jni, thread);
+	(*t->jvmti)->SetThreadLocalStorage(t->jvmti, thread, (void *)(intptr_t)tid);
+	char *name = thread_name(t, jni, thread);
 	if (name) {
-		publish_name(a, tid, name);
-		(*a->jvmti)->Deallocate(a->jvmti, (unsigned char *)name);
+		publish_name(t, tid, name);
+		(*t->jvmti)->Deallocate(t->jvmti, (unsigned char *)name);
 	}
 }
 
-void thread_names_on_end(struct agent *a, JNIEnv *jni, jthread thread)
+void thread_names_on_end(struct thread_names *t, JNIEnv *jni, jthread thread)
 {
 	(void)jni;
 	(void)thread;
 	pid_t tid = my_tid();
 	char line[96];
-	pthread_mutex_lock(&a->pub.lock);
-	struct thread_name_entry *e = lookup(&a->names, tid, 0);
+	pthread_mutex_lock(&t->pub->lock);
+	struct thread_name_entry *e = lookup(t, tid, 0);
 	if (e) {
 		free(e->name);
-		*e = a->names.v[--a->names.n];
+		*e = t->v[--t->n];
 	}
 	int n = snprintf(line, sizeof(line), "X %" PRIu64 " %d\n", agent_now_ns(), (int)tid);
-	publisher_write(&a->pub, line, n);
-	pthread_mutex_unlock(&a->pub.lock);
+	publisher_write(t->pub, line, n);
+	pthread_mutex_unlock(&t->pub->lock);
 }
 
 /* Idle = parked in ThreadPoolExecutor.getTask: a running task never has
  * getTask on its stack, and an idle pool thread always has it near the top. */
-static int is_idle(struct agent *a, JNIEnv *jni, jthread thread)
+static int is_idle(struct thread_names *t, JNIEnv *jni, jthread thread)
 {
-	if (!a->names.get_task_looked_up) {
-		a->names.get_task_looked_up = 1;
+	if (!t->get_task_looked_up) {
+		t->get_task_looked_up = 1;
 		jclass cls = (*jni)->FindClass(jni, "java/util/concurrent/ThreadPoolExecutor");
 		if (cls)
-			a->names.get_task = (*jni)->GetMethodID(jni, cls, "getTask",
-								"()Ljava/lang/Runnable;");
+			t->get_task = (*jni)->GetMethodID(jni, cls, "getTask",
+							  "()Ljava/lang/Runnable;");
 		if ((*jni)->ExceptionCheck(jni))
 			(*jni)->ExceptionClear(jni);
 	}
-	if (!a->names.get_task)
+	if (!t->get_task)
 		return -1;
 	jvmtiFrameInfo frames[IDLE_STACK_DEPTH];
 	jint count = 0;
-	if ((*a->jvmti)->GetStackTrace(a->jvmti, thread, 0, IDLE_STACK_DEPTH, frames, &count) !=
+	if ((*t->jvmti)->GetStackTrace(t->jvmti, thread, 0, IDLE_STACK_DEPTH, frames, &count) !=
 	    JVMTI_ERROR_NONE)
 		return -1;
 	for (jint i = 0; i < count; i++)
-		if (frames[i].method == a->names.get_task)
+		if (frames[i].method == t->get_task)
 			return 1;
 	return 0;
 }
 
-void thread_names_poll(struct agent *a, JNIEnv *jni, int with_idle)
+void thread_names_poll(struct thread_names *t, JNIEnv *jni, int with_idle)
 {
 	jint n = 0;
 	jthread *threads = NULL;
-	if ((*a->jvmti)->GetAllThreads(a->jvmti, &n, &threads) != JVMTI_ERROR_NONE)
+	if ((*t->jvmti)->GetAllThreads(t->jvmti, &n, &threads) != JVMTI_ERROR_NONE)
 		return;
-	for (jint i = 0; i < n && !a->vm_dead; i++) {
+	for (jint i = 0; i < n && !*t->vm_dead; i++) {
 		if ((*jni)->PushLocalFrame(jni, 16) < 0) {
 			(*jni)->ExceptionClear(jni);
 			break;
 		}
-		char *name = thread_name(a, jni, threads[i]);
+		char *name = thread_name(t, jni, threads[i]);
 		if (name) {
-			pid_t tid = tid_of(a, jni, threads[i], name);
-			publish_name(a, tid, name);
+			pid_t tid = tid_of(t, jni, threads[i], name);
+			publish_name(t, tid, name);
 			if (with_idle && tid > 0 &&
 			    !strncmp(name, TASK_THREAD_PREFIX, strlen(TASK_THREAD_PREFIX))) {
-				unsigned renames = renames_of(a, tid);
-				int idle = is_idle(a, jni, threads[i]);
+				unsigned renames = renames_of(t, tid);
+				int idle = is_idle(t, jni, threads[i]);
 				if (idle >= 0)
-					publish_idle(a, tid, idle, renames);
+					publish_idle(t, tid, idle, renames);
 			}
-			(*a->jvmti)->Deallocate(a->jvmti, (unsigned char *)name);
+			(*t->jvmti)->Deallocate(t->jvmti, (unsigned char *)name);
 		}
 		(*jni)->PopLocalFrame(jni, NULL);
 		(*jni)->DeleteLocalRef(jni, threads[i]);
 	}
-	(*a->jvmti)->Deallocate(a->jvmti, (unsigned char *)threads);
+	(*t->jvmti)->Deallocate(t->jvmti, (unsigned char *)threads);
 }
