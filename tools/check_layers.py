@@ -41,6 +41,17 @@ def module_cycles(graph):
     return found
 
 
+def flat_cycles(folder):
+    """Module cycles among the files of one flat folder (the JVMTI helper)."""
+    graph = {}
+    for name in sorted(os.listdir(folder)):
+        if name.endswith((".c", ".h")):
+            with open(os.path.join(folder, name)) as f:
+                graph[name] = [i for i in INCLUDE.findall(f.read())
+                               if os.path.exists(os.path.join(folder, i))]
+    return module_cycles(graph)
+
+
 def main(root):
     user = os.path.join(root, "user")
     problems, graph = [], {}
@@ -69,4 +80,10 @@ def main(root):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    args = sys.argv[1:]
+    if args[:1] == ["--cycles-only"]:
+        found = flat_cycles(args[1])
+        for line in found:
+            print(line)
+        sys.exit(1 if found else 0)
+    sys.exit(main(args[0] if args else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
