@@ -25,6 +25,7 @@
 #include "record/record_attach.h"
 #include "record/record_options.h"
 #include "record/recorder.h"
+#include "record/target_exits.h"
 #include "sampler/bpf_offcpu.h"
 #include "sampler/bpf_sampler.h"
 
@@ -195,6 +196,7 @@ int cmd_record(int argc, char **argv)
 {
 	struct record_options opts;
 	struct child_command child = { .pid = -1, .gate_fd = -1 };
+	struct target_exits *targets = NULL;
 	struct bpf_sampler *sampler = NULL;
 	struct bpf_offcpu *offcpu = NULL;
 	struct recorder *rec = NULL;
@@ -260,6 +262,10 @@ int cmd_record(int argc, char **argv)
 			sp_err("-p: add pid %d to the BPF filter: %s", opts.pids[i], strerror(errno));
 			goto out;
 		}
+	if (opts.npids && !(targets = target_exits_new(opts.pids, opts.npids))) {
+		sp_err("-p: watch the targets for their exit: %s", strerror(errno));
+		goto out;
+	}
 	if (opts.command && bpf_sampler_add_target(sampler, child.pid)) {
 		sp_err("add the command (pid %d) to the BPF filter: %s", child.pid, strerror(errno));
 		goto out;
@@ -304,6 +310,10 @@ int cmd_record(int argc, char **argv)
 			break;
 		if (opts.command && child_command_poll_exit(&child))
 			break;
+		if (targets && target_exits_all(targets)) {
+			sp_info("every process of -p has exited");
+			break;
+		}
 	}
 	end_mono = clock_ns(CLOCK_MONOTONIC);
 	if (status.printed)
@@ -331,5 +341,6 @@ out:
 	bpf_offcpu_close(offcpu);
 	bpf_sampler_close(sampler);
 	recorder_free(rec);
+	target_exits_free(targets);
 	return exit_code;
 }

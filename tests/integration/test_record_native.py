@@ -103,6 +103,24 @@ def test_pid_filter_leaves_other_processes_out(tmp_path):
     assert samples_with(stacks, "burn_heavy") > 100
 
 
+def test_pid_mode_ends_when_every_target_has_exited(tmp_path):
+    short, short_pid = start_prog("hot_functions", 1)
+    longer, longer_pid = start_prog("hot_functions", 3)
+    started = time.monotonic()
+    try:
+        record(tmp_path, "-p", f"{short_pid},{longer_pid}", "-F", 999, "-d", 60, timeout=90)
+    finally:
+        wait_gone(short)
+        wait_gone(longer)
+    elapsed = time.monotonic() - started
+    # It outlives the longer target (3 s) and stops well before -d 60.
+    assert 3 <= elapsed < 15, elapsed
+    stacks = read_folded(tmp_path / "all.folded")
+    roots = {s.split(";", 1)[0] for s in stacks}
+    assert roots == {f"hot_functions-{short_pid}", f"hot_functions-{longer_pid}"}, roots
+    assert read_summary(tmp_path)["samples"] > 0
+
+
 def test_command_mode_profiles_the_command_until_it_exits(tmp_path):
     started = time.monotonic()
     proc = record(tmp_path, "-F", 999, "--", os.path.join("build", "progs", "hot_functions"), 2)
