@@ -205,6 +205,30 @@ def test_jvm_that_exits_mid_recording_keeps_its_names(tmp_path, jdks, hot_classe
     assert_workers_named(read_folded(tmp_path / "all.folded"), work.pid, 2)
 
 
+def test_short_jvms_with_the_helper_are_named(tmp_path, jdks, hot_classes, agent_path):
+    """JVMs that live about 1.5 s: each one's helper log is found while it
+    lives, so its JIT frames are named (the log used to be looked for every
+    2 s, and 3-5 of 8 such JVMs had no Java frame named)."""
+    rec = subprocess.Popen([SPARKPROF, "record", "-o", str(tmp_path), "-a", "-t", "-F", "499",
+                            "-d", "25"], stderr=subprocess.PIPE, text=True)
+    pids = []
+    try:
+        time.sleep(2)  # start-up
+        for _ in range(8):
+            work = JavaWorkload(jdks[min(jdks)], hot_classes, 1.2, 1, 0, agent=agent_path)
+            work.finish()
+            pids.append(work.pid)
+    finally:
+        _, err = rec.communicate(timeout=120)
+    assert rec.returncode == 0, err
+    stacks = read_folded(tmp_path / "all.folded")
+    for pid in pids:
+        frames = [f for stack, _ in thread_samples(stacks, pid).get("hot-worker-0", [])
+                  for f in stack]
+        assert len(frames) > 0, (pid, "no samples of its worker")
+        assert "HotAlpha.spin" in frames, (pid, sorted(set(frames))[:20])
+
+
 def test_malformed_perf_map_without_helper_is_survived(tmp_path, jdks, hot_classes):
     """A JVM without the helper whose /tmp/perf-PID.map is garbage: the
     recording goes on, JIT frames read [unknown], never a name from the

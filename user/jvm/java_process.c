@@ -5,6 +5,11 @@
 #include "proc/ns_tids.h"
 #include "symbols/perf_map.h"
 
+/* A JVM without the helper's log is looked at again: often while it is
+ * young (a short JVM's log must be opened before it exits; once open, it
+ * stays readable), then now and then (the helper may be attached late). */
+#define HELPER_RETRY_YOUNG_NS (100ULL * 1000 * 1000)
+#define YOUNG_NS (10000ULL * 1000 * 1000)
 #define HELPER_RETRY_NS (2000ULL * 1000 * 1000)
 
 struct java_process {
@@ -12,6 +17,7 @@ struct java_process {
 	struct jvm_helper_log *helper; /* the helper's symbols and thread names */
 	struct perf_map *perf_map;     /* a plain /tmp/perf-PID.map, when no helper */
 	struct ns_tids *ns_tids;       /* host -> JVM tids; NULL in our namespace */
+	uint64_t first_seen_ns;
 	uint64_t last_helper_check_ns;
 	jvm_helper_thread_listener listener;
 	void *listener_ctx;
@@ -42,6 +48,7 @@ struct java_process *java_process_new(pid_t pid, uint64_t now_ns,
 	if (!jp)
 		return NULL;
 	jp->pid = pid;
+	jp->first_seen_ns = now_ns;
 	jp->listener = fn;
 	jp->listener_ctx = ctx;
 	/* The helper speaks of threads by the ids the JVM sees. */
@@ -64,7 +71,9 @@ void java_process_poll(struct java_process *jp, uint64_t now_ns, bool retired)
 {
 	if (jp->helper)
 		jvm_helper_log_poll(jp->helper);
-	else if (!retired && now_ns - jp->last_helper_check_ns >= HELPER_RETRY_NS)
+	else if (!retired && now_ns - jp->last_helper_check_ns >=
+				     (now_ns - jp->first_seen_ns < YOUNG_NS ? HELPER_RETRY_YOUNG_NS
+									    : HELPER_RETRY_NS))
 		find_jit_symbols(jp, now_ns);
 }
 

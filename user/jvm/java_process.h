@@ -6,8 +6,9 @@
  * plain perf map (perf-map-agent, jcmd Compiler.perfmap: a snapshot).
  * Thread names and idle marks come from the helper's log, under the thread
  * ids the JVM sees: host ids of a JVM in another pid namespace are
- * translated. A JVM started without the helper may have it attached later,
- * so the log is looked for again every 2 s.
+ * translated. The log is looked for again every 100 ms in a JVM's first
+ * 10 s (a short JVM must be caught alive), then every 2 s (the helper may
+ * be attached late).
  */
 #ifndef SPARKPROF_JAVA_PROCESS_H
 #define SPARKPROF_JAVA_PROCESS_H
@@ -29,7 +30,7 @@ struct java_process *java_process_new(pid_t pid, uint64_t now_ns,
 void java_process_free(struct java_process *jp);
 
 /* Reads what the helper wrote since the last call; without a helper yet,
- * looks for it again when 2 s have passed since the last look. A process
+ * looks for it again when its time has come (above). A process
  * that ran exec passes retired: its pid now runs another program. */
 void java_process_poll(struct java_process *jp, uint64_t now_ns, bool retired);
 

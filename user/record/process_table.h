@@ -27,6 +27,7 @@ struct process {
 	struct proc_symbolizer *symbolizer; /* symbols/; NULL when /proc could not be read */
 	struct java_process *java;  /* jvm/; NULL unless libjvm.so is mapped */
 	struct executor *executor;  /* spark/; NULL unless a Spark executor */
+	uint64_t first_seen_ns;
 	uint64_t last_jvm_check_ns; /* when a "java" process was last checked for libjvm.so */
 	uint64_t cpu_samples;
 	uint64_t off_cpu_ns;

@@ -23,8 +23,11 @@
 
 #define NSEC_PER_MSEC 1000000ULL
 /* How often helper logs are read, and how often a "java" process that has
- * not mapped libjvm.so yet is checked again. */
+ * not mapped libjvm.so yet is checked again: often in its first seconds (a
+ * short JVM must be caught alive), then now and then. */
 #define HELPER_POLL_NS (100 * NSEC_PER_MSEC)
+#define JVM_RETRY_YOUNG_NS (100 * NSEC_PER_MSEC)
+#define JVM_YOUNG_NS (10000 * NSEC_PER_MSEC)
 #define JVM_RETRY_NS (2000 * NSEC_PER_MSEC)
 
 /* A record waiting to be named: the BPF record without its unused stack
@@ -195,7 +198,7 @@ static void inspect_process(struct recorder *rec, struct process *p)
 	/* A JVM maps libjvm.so; its anonymous executable memory is JIT code. */
 	if (p->symbolizer && proc_symbolizer_maps_file(p->symbolizer, "libjvm.so"))
 		become_jvm(p);
-	p->last_jvm_check_ns = monotonic_now();
+	p->first_seen_ns = p->last_jvm_check_ns = monotonic_now();
 }
 
 int recorder_on_record(void *ctx, const void *data, size_t size)
@@ -299,7 +302,9 @@ static int poll_jvm(struct process *p, void *ctx)
 		return 0;
 	}
 	/* A retired entry's pid now runs another program: nothing to find. */
-	if (p->retired || strcmp(p->comm, "java") || now - p->last_jvm_check_ns < JVM_RETRY_NS)
+	if (p->retired || strcmp(p->comm, "java") ||
+	    now - p->last_jvm_check_ns < (now - p->first_seen_ns < JVM_YOUNG_NS ? JVM_RETRY_YOUNG_NS
+										 : JVM_RETRY_NS))
 		return 0;
 	p->last_jvm_check_ns = now;
 	if (jvm_process_has_library(p->pid, "libjvm.so") > 0)
