@@ -104,8 +104,8 @@ def test_pid_filter_leaves_other_processes_out(tmp_path):
 
 
 def test_pid_mode_ends_when_every_target_has_exited(tmp_path):
-    short, short_pid = start_prog("hot_functions", 1)
-    longer, longer_pid = start_prog("hot_functions", 3)
+    short, short_pid = start_prog("hot_functions", 3)
+    longer, longer_pid = start_prog("hot_functions", 5)
     started = time.monotonic()
     try:
         record(tmp_path, "-p", f"{short_pid},{longer_pid}", "-F", 999, "-d", 60, timeout=90)
@@ -113,11 +113,13 @@ def test_pid_mode_ends_when_every_target_has_exited(tmp_path):
         wait_gone(short)
         wait_gone(longer)
     elapsed = time.monotonic() - started
-    # It outlives the longer target (3 s) and stops well before -d 60.
-    assert 3 <= elapsed < 15, elapsed
+    # It outlives the longer target (5 s) and stops well before -d 60.
+    assert 4.5 <= elapsed < 20, elapsed
     stacks = read_folded(tmp_path / "all.folded")
     roots = {s.split(";", 1)[0] for s in stacks}
-    assert roots == {f"hot_functions-{short_pid}", f"hot_functions-{longer_pid}"}, roots
+    # Start-up may take longer than the short one lives: it is there or not.
+    assert f"hot_functions-{longer_pid}" in roots, roots
+    assert roots <= {f"hot_functions-{short_pid}", f"hot_functions-{longer_pid}"}, roots
     assert read_summary(tmp_path)["samples"] > 0
 
 
