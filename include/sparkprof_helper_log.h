@@ -1,5 +1,5 @@
 /* sparkprof_helper_log.h - what the JVMTI helper publishes, shared by the
- * helper (tools/jvmti/) and the profiler's reader (user/jvm_helper_log.c).
+ * helper (tools/jvmti/) and the profiler's reader (user/jvm/jvm_helper_log.c).
  *
  * The helper appends to /tmp/sparkprof-<PID>.log (PID as the JVM sees
  * itself, i.e. inside its PID namespace).  The file is text, one record per
@@ -45,7 +45,7 @@
  * ServiceThread, after the fact.  An L's <ts> is later than the install (the
  * profiler names nothing there before <ts>), and a U's <ts> is later than
  * the moment the method stopped running, so the memory may already hold a
- * newer method.  The reader's rule (user/jvm_helper_log.h) treats the last
+ * newer method.  The reader's rule (user/jvm/jvm_helper_log.h) treats the last
  * SPARKPROF_HELPER_REUSE_GUARD_NS before a U as ambiguous when the range is
  * later reused.
  */

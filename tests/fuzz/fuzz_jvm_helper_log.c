@@ -1,5 +1,5 @@
 /* fuzz_jvm_helper_log.c - the helper log parser and its lookups on any
- * bytes; also the /proc/PID/stat starttime parser. */
+ * bytes. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -13,9 +13,6 @@ static void count(void *ctx, const struct jvm_helper_thread_event *ev)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	uint64_t ticks;
-	jvm_helper_stat_starttime((const char *)data, size, &ticks);
-
 	struct jvm_helper_log *log = jvm_helper_log_new();
 	if (!log)
 		return 0;

@@ -225,15 +225,6 @@ static void test_file(void)
 	}
 }
 
-static void test_stat(void)
-{
-	const char *stat = "1234 (a) b) c) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 4242 99 100\n";
-	uint64_t ticks = 0;
-	CHECK(jvm_helper_stat_starttime(stat, strlen(stat), &ticks) == 0 && ticks == 4242,
-	      "starttime after a comm holding ') '");
-	CHECK(jvm_helper_stat_starttime("1 (x) S 1 2", 11, &ticks) < 0, "a short stat is rejected");
-}
-
 /* A real log of CodeChurn on JDK 17 with an 8 MB code cache (methods
  * loaded, unloaded and their memory reused): at each method's own load time
  * the reader names its first byte with its own name or not at all. */
@@ -283,6 +274,5 @@ int main(void)
 	test_malformed();
 	test_threads();
 	test_file();
-	test_stat();
 	TAP_DONE();
 }

@@ -7,21 +7,16 @@
  * names handed out stay valid until jvm_helper_log_free(), so they can go
  * into struct frame for the whole recording.
  *
- * Naming rule (why an answer can be "unknown"): the helper learns of
- * compiled code from HotSpot's ServiceThread, after the fact.  A method's
- * load record is stamped after it could first run, and its unload record
- * after it stopped running, when its memory may already hold new code.  So
+ * This reader owns the file and its polling; lines are parsed by
+ * jvm/helper_log_parser.h and filed into jvm/jit_code.h (code) and
+ * jvm/thread_history.h (threads).
+ *
  * resolve() names an address at time ts only when exactly one published
- * blob covered it at ts, and answers 0 (unknown) when:
- *   - ts is before the blob's load record (install lag: unknown, not wrong);
- *   - the blob was later unloaded and another blob reused the address, and
- *     ts lies within SPARKPROF_HELPER_REUSE_GUARD_NS before the unload
- *     record (the memory may already have held the newer code);
- *   - the blob's end is known only because a newer blob overlapped it (no
- *     unload record), for any ts: we cannot tell when it died.
- * Samples must be resolved only after the log has been polled up to
- * ts + SPARKPROF_HELPER_REUSE_GUARD_NS (see jvm_helper_log_horizon()), or
- * the records that make an address ambiguous may not have been read yet.
+ * blob covered it at ts; why it may answer "unknown" is the naming rule in
+ * jvm/jit_code.h.  Samples must be resolved only after the log has been
+ * polled up to ts + SPARKPROF_HELPER_REUSE_GUARD_NS (see
+ * jvm_helper_log_horizon()), or the records that make an address ambiguous
+ * may not have been read yet.
  */
 #ifndef SPARKPROF_JVM_HELPER_LOG_H
 #define SPARKPROF_JVM_HELPER_LOG_H
@@ -31,22 +26,9 @@
 #include <sys/types.h>
 
 #include "base/frame.h"
+#include "jvm/thread_history.h"   /* struct jvm_helper_thread_event */
 
 struct jvm_helper_log;
-
-enum jvm_helper_thread_event_kind {
-	JVM_THREAD_NAMED,   /* the thread has this name from ts on (start or rename) */
-	JVM_THREAD_ENDED,   /* the thread ended; its tid may be reused */
-	JVM_THREAD_IDLE,    /* task thread parked waiting for a task */
-	JVM_THREAD_BUSY,    /* task thread running a task */
-};
-
-struct jvm_helper_thread_event {
-	uint64_t ts;                 /* CLOCK_MONOTONIC ns */
-	pid_t tid;                   /* as the JVM sees it (its pid namespace) */
-	enum jvm_helper_thread_event_kind kind;
-	const char *name;            /* JVM_THREAD_NAMED only; valid until free */
-};
 
 typedef void (*jvm_helper_thread_listener)(void *ctx, const struct jvm_helper_thread_event *ev);
 
@@ -89,8 +71,9 @@ uint64_t jvm_helper_log_horizon(const struct jvm_helper_log *log);
  * innermost first (inlined frames FRAME_INLINED, then the compiled method
  * FRAME_JIT; the interpreter is one FRAME_INTERPRETED "Interpreter"; other
  * stubs FRAME_NATIVE under the JVM's name).  Returns the number of frames,
- * 0 when unknown (see the naming rule above).  If max is smaller than the
- * inline depth, the outermost frames are kept (the compiled method last). */
+ * 0 when unknown (the naming rule in jvm/jit_code.h).  If max is smaller
+ * than the inline depth, the outermost frames are kept (the compiled method
+ * last). */
 int jvm_helper_log_resolve(struct jvm_helper_log *log, uint64_t addr, uint64_t ts,
 			   struct frame *out, int max);
 
@@ -112,9 +95,5 @@ void jvm_helper_log_set_thread_listener(struct jvm_helper_log *log,
 					jvm_helper_thread_listener fn, void *ctx);
 
 const struct jvm_helper_log_stats *jvm_helper_log_get_stats(const struct jvm_helper_log *log);
-
-/* Field 22 (starttime, clock ticks since boot) of a /proc/PID/stat text;
- * 0 or -1 when malformed.  open() uses it to reject a stale log. */
-int jvm_helper_stat_starttime(const char *buf, size_t len, uint64_t *ticks);
 
 #endif

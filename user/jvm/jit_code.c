@@ -1,0 +1,320 @@
+/* jit_code.c - see jit_code.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/grow_array.h"
+#include "jvm/jit_code.h"
+#include "sparkprof_helper_log.h"
+
+struct code_blob {
+	uint64_t id;
+	uint64_t start, end;
+	uint64_t loaded, ended;   /* ended: UINT64_MAX while live */
+	const char *name;
+	unsigned char is_method; /* L, else D */
+	unsigned char implicit_end; /* ended because a newer blob overlapped it */
+	unsigned char duplicate; /* same range and name as a live D: ignored */
+	size_t inl_first, inl_count; /* into jc->inl */
+};
+
+struct inline_range {
+	uint64_t start, end;
+	size_t names_first;  /* into jc->inl_names, innermost first */
+	unsigned depth;
+};
+
+struct jit_code {
+	struct code_blob *blobs;     /* in id order */
+	size_t nblobs, capblobs;
+	size_t *live;                /* indexes of live blobs, sorted by start */
+	size_t nlive, caplive;
+	size_t *by_start;            /* all non-duplicate blobs, sorted by start */
+	uint64_t *max_end;           /* prefix maximum of end over by_start */
+	size_t nindexed, capindex;
+	int index_dirty;
+
+	struct inline_range *inl;
+	size_t ninl, capinl;
+	const char **inl_names;
+	size_t ninl_names, capinl_names;
+};
+
+struct jit_code *jit_code_new(void)
+{
+	return calloc(1, sizeof(struct jit_code));
+}
+
+void jit_code_free(struct jit_code *jc)
+{
+	if (!jc)
+		return;
+	free(jc->blobs);
+	free(jc->live);
+	free(jc->by_start);
+	free(jc->max_end);
+	free(jc->inl);
+	free(jc->inl_names);
+	free(jc);
+}
+
+/* ---- adding ---- */
+
+static struct code_blob *blob_by_id(struct jit_code *jc, uint64_t id)
+{
+	size_t lo = 0, hi = jc->nblobs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (jc->blobs[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < jc->nblobs && jc->blobs[lo].id == id ? &jc->blobs[lo] : NULL;
+}
+
+static size_t live_lower_bound(struct jit_code *jc, uint64_t addr)
+{
+	size_t lo = 0, hi = jc->nlive;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (jc->blobs[jc->live[mid]].start < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void live_remove_at(struct jit_code *jc, size_t i)
+{
+	memmove(&jc->live[i], &jc->live[i + 1], (jc->nlive - i - 1) * sizeof(jc->live[0]));
+	jc->nlive--;
+}
+
+static void live_remove_blob(struct jit_code *jc, size_t idx)
+{
+	size_t i = live_lower_bound(jc, jc->blobs[idx].start);
+	for (; i < jc->nlive && jc->blobs[jc->live[i]].start == jc->blobs[idx].start; i++)
+		if (jc->live[i] == idx) {
+			live_remove_at(jc, i);
+			return;
+		}
+}
+
+int jit_code_add(struct jit_code *jc, int is_method, uint64_t ts, uint64_t id,
+		 uint64_t start, uint64_t size, const char *name)
+{
+	if (size == 0 || start > UINT64_MAX - size)
+		return -EINVAL;
+	if (jc->nblobs && jc->blobs[jc->nblobs - 1].id >= id)
+		return -EINVAL;
+	if (grow_array((void **)&jc->blobs, &jc->capblobs, jc->nblobs + 1, sizeof(*jc->blobs)) ||
+	    grow_array((void **)&jc->live, &jc->caplive, jc->nlive + 1, sizeof(*jc->live)))
+		return -ENOMEM;
+	struct code_blob b = { .id = id, .start = start, .end = start + size, .loaded = ts,
+			       .ended = UINT64_MAX, .name = name, .is_method = is_method };
+	size_t idx = jc->nblobs;
+	size_t i = live_lower_bound(jc, start);
+	/* A repeat of a live stub (replays) is the same blob, not a reuse. */
+	if (!is_method && i < jc->nlive) {
+		struct code_blob *o = &jc->blobs[jc->live[i]];
+		if (o->start == b.start && o->end == b.end && o->name == name && !o->is_method)
+			b.duplicate = 1;
+	}
+	if (!b.duplicate) {
+		/* Live blobs never overlap; a new one ends those it covers. */
+		if (i > 0 && jc->blobs[jc->live[i - 1]].end > start)
+			i--;
+		while (i < jc->nlive && jc->blobs[jc->live[i]].start < b.end) {
+			struct code_blob *o = &jc->blobs[jc->live[i]];
+			if (o->end > start) {
+				o->ended = ts;
+				o->implicit_end = 1;
+				live_remove_at(jc, i);
+			} else {
+				i++;
+			}
+		}
+		memmove(&jc->live[i + 1], &jc->live[i], (jc->nlive - i) * sizeof(jc->live[0]));
+		jc->live[i] = idx;
+		jc->nlive++;
+		jc->index_dirty = 1;
+	}
+	jc->blobs[idx] = b;
+	jc->nblobs++;
+	return 0;
+}
+
+int jit_code_unload(struct jit_code *jc, uint64_t ts, uint64_t id)
+{
+	struct code_blob *b = blob_by_id(jc, id);
+	if (!b || b->duplicate || b->ended != UINT64_MAX || ts < b->loaded)
+		return -EINVAL;
+	b->ended = ts;
+	live_remove_blob(jc, b - jc->blobs);
+	return 0;
+}
+
+int jit_code_add_inline(struct jit_code *jc, uint64_t id, uint64_t start, uint64_t end,
+			const char *const *names, unsigned depth)
+{
+	/* Only the newest blob: I records follow their L record. */
+	if (!jc->nblobs || jc->blobs[jc->nblobs - 1].id != id)
+		return -EINVAL;
+	struct code_blob *b = &jc->blobs[jc->nblobs - 1];
+	if (!b->is_method || start >= end || start < b->start || end > b->end || !depth)
+		return -EINVAL;
+	/* Sorted and disjoint, for the binary search in inline_at(). */
+	if (b->inl_count && start < jc->inl[b->inl_first + b->inl_count - 1].end)
+		return -EINVAL;
+	if (grow_array((void **)&jc->inl, &jc->capinl, jc->ninl + 1, sizeof(*jc->inl)) ||
+	    grow_array((void **)&jc->inl_names, &jc->capinl_names, jc->ninl_names + depth,
+		       sizeof(*jc->inl_names)))
+		return -ENOMEM;
+	if (!b->inl_count)
+		b->inl_first = jc->ninl;
+	jc->inl[jc->ninl++] = (struct inline_range){ start, end, jc->ninl_names, depth };
+	memcpy(&jc->inl_names[jc->ninl_names], names, depth * sizeof(names[0]));
+	jc->ninl_names += depth;
+	b->inl_count++;
+	return 0;
+}
+
+/* ---- lookups ---- */
+
+static int cmp_start(const void *a, const void *b, void *ctx)
+{
+	const struct code_blob *blobs = ctx;
+	uint64_t x = blobs[*(const size_t *)a].start, y = blobs[*(const size_t *)b].start;
+	return x < y ? -1 : x > y;
+}
+
+/* by_start and max_end over every blob, rebuilt lazily: lookups come in
+ * bursts between polls. */
+static int build_index(struct jit_code *jc)
+{
+	if (!jc->index_dirty)
+		return 0;
+	if (grow_array((void **)&jc->by_start, &jc->capindex, jc->nblobs, sizeof(*jc->by_start)))
+		return -ENOMEM;
+	size_t cap = jc->capindex;
+	void *m = realloc(jc->max_end, cap * sizeof(*jc->max_end));
+	if (!m)
+		return -ENOMEM;
+	jc->max_end = m;
+	size_t n = 0;
+	for (size_t i = 0; i < jc->nblobs; i++)
+		if (!jc->blobs[i].duplicate)
+			jc->by_start[n++] = i;
+	qsort_r(jc->by_start, n, sizeof(*jc->by_start), cmp_start, jc->blobs);
+	uint64_t mx = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (jc->blobs[jc->by_start[i]].end > mx)
+			mx = jc->blobs[jc->by_start[i]].end;
+		jc->max_end[i] = mx;
+	}
+	jc->nindexed = n;
+	jc->index_dirty = 0;
+	return 0;
+}
+
+/* Calls fn for every blob covering addr; stops when fn returns non-zero.
+ * 1 if it stopped, 0 if not, -ENOMEM. */
+static int for_each_covering(struct jit_code *jc, uint64_t addr,
+			     int (*fn)(struct code_blob *b, void *ctx), void *ctx)
+{
+	if (build_index(jc) < 0)
+		return -ENOMEM;
+	size_t lo = 0, hi = jc->nindexed;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (jc->blobs[jc->by_start[mid]].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0 && jc->max_end[i] > addr;) {
+		struct code_blob *b = &jc->blobs[jc->by_start[i]];
+		if (b->end > addr && fn(b, ctx))
+			return 1;
+	}
+	return 0;
+}
+
+static int stop_at_first(struct code_blob *b, void *ctx)
+{
+	(void)b;
+	(void)ctx;
+	return 1;
+}
+
+int jit_code_covers(struct jit_code *jc, uint64_t addr)
+{
+	return for_each_covering(jc, addr, stop_at_first, NULL) == 1;
+}
+
+struct resolve_ctx {
+	uint64_t ts;
+	struct code_blob *match;
+	int matches;
+	uint64_t newest_load;     /* latest load among the blobs covering addr */
+};
+
+static int collect(struct code_blob *b, void *ctx)
+{
+	struct resolve_ctx *r = ctx;
+	if (b->loaded > r->newest_load)
+		r->newest_load = b->loaded;
+	if (b->loaded <= r->ts && r->ts < b->ended) {
+		r->match = b;
+		r->matches++;
+	}
+	return 0;
+}
+
+static const struct inline_range *inline_at(struct jit_code *jc, const struct code_blob *b,
+					    uint64_t addr)
+{
+	if (!b->inl_count)
+		return NULL;   /* jc->inl may be NULL yet */
+	size_t lo = 0, hi = b->inl_count;
+	const struct inline_range *v = &jc->inl[b->inl_first];
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < b->inl_count && v[lo].start <= addr ? &v[lo] : NULL;
+}
+
+int jit_code_resolve(struct jit_code *jc, uint64_t addr, uint64_t ts, struct frame *out, int max)
+{
+	if (!out || max <= 0)
+		return 0;
+	struct resolve_ctx r = { .ts = ts };
+	if (for_each_covering(jc, addr, collect, &r) < 0 || r.matches != 1)
+		return 0;
+	struct code_blob *b = r.match;
+	if (b->implicit_end)
+		return 0;
+	/* Reused later: the unload record may trail the reuse. */
+	if (b->ended != UINT64_MAX && r.newest_load > b->loaded &&
+	    ts + SPARKPROF_HELPER_REUSE_GUARD_NS >= b->ended)
+		return 0;
+	if (!b->is_method) {
+		int interp = !strcmp(b->name, "Interpreter");
+		out[0] = (struct frame){ b->name, interp ? FRAME_INTERPRETED : FRAME_NATIVE };
+		return 1;
+	}
+	const struct inline_range *in = inline_at(jc, b, addr);
+	int depth = in ? (int)in->depth : 0;
+	int skip = depth + 1 > max ? depth + 1 - max : 0;   /* drop innermost first */
+	int n = 0;
+	for (int i = skip; i < depth; i++)
+		out[n++] = (struct frame){ jc->inl_names[in->names_first + i], FRAME_INLINED };
+	out[n++] = (struct frame){ b->name, FRAME_JIT };
+	return n;
+}
