@@ -16,3 +16,6 @@ rm -f build/bench/bench.jfr
 for extra in bench/offcpu*.sh; do
 	[ -x "$extra" ] && "$extra"
 done
+
+# Stack walker: BPF handler cost against Java stack depth, JDK 17 and newest.
+python3 bench/walker_depth.py

@@ -42,6 +42,14 @@ struct {
 	__type(value, __u8);
 } known_tgids SEC(".maps");
 
+/* JVMs whose user stacks are walked by hotspot_walk.bpf.h (tgid -> layout). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct sp_hotspot_info);
+} hotspot_jvms SEC(".maps");
+
 static __always_inline void sp_count(__u32 counter)
 {
 	__u64 *value = bpf_map_lookup_elem(&counters, &counter);

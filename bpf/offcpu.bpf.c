@@ -24,6 +24,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 
+#include "hotspot_walk.bpf.h"
 #include "maps.bpf.h"
 
 #define PF_KTHREAD 0x00200000
@@ -44,12 +45,28 @@ __u64 session_start_ns = 0;
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* A JVM's thread keeps up to SP_MAX_USER_DEPTH frames (16 KiB) here while
+ * it is off the CPU; allocated on a thread's first profiled switch-out. */
 struct off_cpu_start {
 	__u64 off_ts;     /* when the thread left the CPU; 0: on CPU or already reported */
 	__u32 state;      /* enum sp_thread_state */
 	__s32 ustack_bytes;
-	__u64 ustack[SP_MAX_STACK_DEPTH];
+	__u32 ustack_flags;
+	__u32 anchor_index;
+	__u64 ustack[SP_MAX_USER_DEPTH];
 };
+
+/* An interval's record is built here, then sent with the bytes it holds. */
+struct off_cpu_record {
+	__u8 bytes[sizeof(struct sp_off_cpu_event) + SP_MAX_USER_DEPTH * sizeof(__u64)];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct off_cpu_record);
+} off_cpu_records SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -89,6 +106,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 				       unsigned int prev_state, __u64 now)
 {
 	struct off_cpu_start *start;
+	const struct sp_hotspot_info *jvm;
 
 	/* An exiting thread's last switch: it never comes back. */
 	if (prev_state & TASK_DEAD)
@@ -102,23 +120,31 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 		return;
 	}
 	start->state = thread_state(preempt, prev_state);
+	start->ustack_flags = 0;
+	start->anchor_index = 0;
+	jvm = hotspot_jvm_of(prev);
 	if (prev->flags & PF_KTHREAD)
 		start->ustack_bytes = 0;
+	else if (jvm)
+		start->ustack_bytes = hotspot_walk(prev, jvm, start->ustack, &start->ustack_flags,
+						   &start->anchor_index);
 	else
-		start->ustack_bytes = bpf_get_stack(ctx, start->ustack, sizeof(start->ustack),
+		start->ustack_bytes = bpf_get_stack(ctx, start->ustack,
+						    SP_MAX_STACK_DEPTH * sizeof(__u64),
 						    BPF_F_USER_STACK);
 	/* Last: a concurrent flush only claims an interval once it is whole. */
 	asm volatile("" ::: "memory");
 	*(volatile __u64 *)&start->off_ts = now;
 }
 
-/* bytes is what bpf_get_stack() returned: a negative errno reads as huge. */
-static __always_inline void copy_frames(__u64 *dst, const __u64 *src, __s32 bytes)
+/* bytes is what the walk returned: a negative errno reads as huge. */
+static __always_inline __u32 copy_frames(__u64 *dst, const __u64 *src, __s32 bytes)
 {
 	__u32 n = bytes;
 
-	if (n <= SP_MAX_STACK_DEPTH * sizeof(__u64))
-		bpf_probe_read_kernel(dst, n, src);
+	if (n > SP_MAX_USER_DEPTH * sizeof(__u64) || bpf_probe_read_kernel(dst, n, src))
+		return 0;
+	return n;
 }
 
 /* Sends the interval that started at off_ts and ends at now. */
@@ -126,14 +152,15 @@ static __always_inline void send_interval(struct task_struct *task, struct off_c
 					  __u64 off_ts, __u64 now)
 {
 	struct sp_off_cpu_event *event;
-	__u32 tgid = task->tgid;
+	struct off_cpu_record *rec;
+	__u32 tgid = task->tgid, zero = 0;
 	__s32 kbytes, ubytes;
+	__u64 size;
 
-	event = bpf_ringbuf_reserve(&events, sizeof(*event), 0);
-	if (!event) {
-		sp_count(SP_CNT_OFFCPU_LOST);
+	rec = bpf_map_lookup_elem(&off_cpu_records, &zero);
+	if (!rec)
 		return;
-	}
+	event = (struct sp_off_cpu_event *)rec->bytes;
 	event->hdr.kind = SP_EVENT_OFF_CPU;
 	event->hdr.cpu = bpf_get_smp_processor_id();
 	event->hdr.tgid = tgid;
@@ -156,12 +183,22 @@ static __always_inline void send_interval(struct task_struct *task, struct off_c
 	/* The user stack was read at switch-out; copy only the frames captured. */
 	ubytes = start->ustack_bytes;
 	event->stacks.ustack_bytes = ubytes;
-	copy_frames(event->stacks.ustack, start->ustack, ubytes);
+	event->stacks.ustack_flags = start->ustack_flags;
+	event->stacks.anchor_index = start->anchor_index;
+	size = sizeof(*event) + copy_frames(event->stacks.ustack, start->ustack, ubytes);
 	if (ubytes < 0)
 		sp_count(SP_CNT_LOST_USTACK);
-
+	if (start->ustack_flags & SP_USTACK_TRUNCATED)
+		sp_count(SP_CNT_USTACK_TRUNCATED);
+	if (start->ustack_flags & SP_USTACK_ANCHOR)
+		sp_count(SP_CNT_ANCHOR_USED);
+	if (size > sizeof(*rec))
+		size = sizeof(*rec);
+	if (bpf_ringbuf_output(&events, rec, size, sp_wakeup_flags(tgid, wakeup_bytes))) {
+		sp_count(SP_CNT_OFFCPU_LOST);
+		return;
+	}
 	sp_count(SP_CNT_OFFCPU_EVENTS);
-	bpf_ringbuf_submit(event, sp_wakeup_flags(tgid, wakeup_bytes));
 }
 
 /* next comes back on the CPU. */
@@ -227,6 +264,8 @@ int flush_open_intervals(struct bpf_iter__task *ctx)
 	return 0;
 }
 
+DEFINE_HOTSPOT_WALK(task, READ_TASK)
+
 #define X86_USER_STACK_TOP 0x00007ffffffff000ULL
 
 /* A frame-pointer walk of a thread's user stack from its saved registers,
@@ -272,7 +311,11 @@ SEC("iter.s/task")
 int seed_open_intervals(struct bpf_iter__task *ctx)
 {
 	struct task_struct *task = ctx->task;
+	const struct sp_hotspot_info *jvm;
 	struct off_cpu_start *start;
+	struct walk_state *w;
+	__u32 zero = 0;
+	__u64 off_ts;
 
 	if (!task || task->on_cpu || task->exit_state || (task->__state & TASK_DEAD))
 		return 0;
@@ -284,15 +327,31 @@ int seed_open_intervals(struct bpf_iter__task *ctx)
 		sp_count(SP_CNT_OFFCPU_LOST);
 		return 0;
 	}
-	/* Left the CPU after the start: followed already. */
-	if (start->off_ts >= session_start_ns)
-		return 0;
-	start->state = thread_state(false, task->__state);
+	jvm = hotspot_jvm_of(task);
+	w = bpf_map_lookup_elem(&walk_task_states, &zero);
+	/* Left the CPU after the start: followed already, unless user space
+	 * has since described its JVM and the stack was walked without. */
+	if (start->off_ts >= session_start_ns) {
+		if (!jvm || !w || (start->ustack_flags & SP_USTACK_WALKED))
+			return 0;
+		/* Hold the interval while its stack is rewritten. */
+		off_ts = __atomic_exchange_n(&start->off_ts, 0, __ATOMIC_ACQ_REL);
+		if (!off_ts)
+			return 0;
+	} else {
+		off_ts = 0;
+		start->state = thread_state(false, task->__state);
+	}
+	start->ustack_flags = 0;
+	start->anchor_index = 0;
 	if (task->flags & PF_KTHREAD)
 		start->ustack_bytes = 0;
+	else if (jvm && w)
+		start->ustack_bytes = hotspot_walk_task(task, jvm, start->ustack, &start->ustack_flags,
+							&start->anchor_index, w, NULL);
 	else
 		start->ustack_bytes = walk_user_stack(task, start->ustack);
 	asm volatile("" ::: "memory");
-	*(volatile __u64 *)&start->off_ts = bpf_ktime_get_ns();
+	*(volatile __u64 *)&start->off_ts = off_ts ? off_ts : bpf_ktime_get_ns();
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 
+#include "hotspot_walk.bpf.h"
 #include "maps.bpf.h"
 
 #define PF_KTHREAD 0x00200000
@@ -21,6 +22,18 @@ const volatile __u64 wakeup_bytes = 1 << 20;
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* A record is built here, then sent with as many bytes as it holds. */
+struct cpu_record {
+	__u8 bytes[sizeof(struct sp_cpu_sample) + SP_MAX_USER_DEPTH * sizeof(__u64)];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cpu_record);
+} cpu_records SEC(".maps");
+
 SEC("perf_event")
 int sample_cpu(struct bpf_perf_event_data *ctx)
 {
@@ -28,6 +41,10 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct task_struct *task;
 	struct sp_cpu_sample *sample;
+	struct cpu_record *rec;
+	const struct sp_hotspot_info *jvm;
+	__u32 zero = 0;
+	__u64 size;
 
 	if (tid == 0) {
 		sp_count(SP_CNT_IDLE);
@@ -38,11 +55,10 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	if (filter_tgids && !bpf_map_lookup_elem(&target_tgids, &tgid))
 		return 0;
 
-	sample = bpf_ringbuf_reserve(&events, sizeof(*sample), 0);
-	if (!sample) {
-		sp_count(SP_CNT_LOST_RINGBUF);
+	rec = bpf_map_lookup_elem(&cpu_records, &zero);
+	if (!rec)
 		return 0;
-	}
+	sample = (struct sp_cpu_sample *)rec->bytes;
 	sample->hdr.kind = SP_EVENT_CPU_SAMPLE;
 	sample->hdr.cpu = bpf_get_smp_processor_id();
 	sample->hdr.tgid = tgid;
@@ -56,17 +72,35 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 		sp_count(SP_CNT_LOST_KSTACK);
 
 	task = bpf_get_current_task_btf();
-	if (task->flags & PF_KTHREAD) {
+	sample->stacks.ustack_flags = 0;
+	sample->stacks.anchor_index = 0;
+	jvm = hotspot_jvm_of(task);
+	if (task->flags & PF_KTHREAD)
 		sample->stacks.ustack_bytes = 0; /* kernel threads have no user stack */
-	} else {
-		sample->stacks.ustack_bytes =
-			bpf_get_stack(ctx, sample->stacks.ustack,
-				      sizeof(sample->stacks.ustack), BPF_F_USER_STACK);
-		if (sample->stacks.ustack_bytes < 0)
-			sp_count(SP_CNT_LOST_USTACK);
+	else if (jvm)
+		sample->stacks.ustack_bytes = hotspot_walk(task, jvm, sample->stacks.ustack,
+							   &sample->stacks.ustack_flags,
+							   &sample->stacks.anchor_index);
+	else
+		sample->stacks.ustack_bytes = bpf_get_stack(ctx, sample->stacks.ustack,
+							    SP_MAX_STACK_DEPTH * sizeof(__u64),
+							    BPF_F_USER_STACK);
+	if (sample->stacks.ustack_bytes < 0)
+		sp_count(SP_CNT_LOST_USTACK);
+	if (sample->stacks.ustack_flags & SP_USTACK_TRUNCATED)
+		sp_count(SP_CNT_USTACK_TRUNCATED);
+	if (sample->stacks.ustack_flags & SP_USTACK_ANCHOR)
+		sp_count(SP_CNT_ANCHOR_USED);
+	size = sizeof(*sample);
+	if (sample->stacks.ustack_bytes > 0)
+		size += (__u32)sample->stacks.ustack_bytes;
+	if (size > sizeof(*rec))
+		size = sizeof(*rec);
+	if (bpf_ringbuf_output(&events, rec, size, sp_wakeup_flags(tgid, wakeup_bytes))) {
+		sp_count(SP_CNT_LOST_RINGBUF);
+		return 0;
 	}
 	sp_count(SP_CNT_SAMPLES);
-	bpf_ringbuf_submit(sample, sp_wakeup_flags(tgid, wakeup_bytes));
 	return 0;
 }
 

@@ -13,8 +13,12 @@
 #include <linux/types.h> /* user space; BPF gets the types from vmlinux.h */
 #endif
 
-/* bpf_get_stack() is capped by kernel.perf_event_max_stack (127 by default). */
+/* bpf_get_stack() is capped by kernel.perf_event_max_stack (127 by default):
+ * kernel stacks, and user stacks of processes that are not walked as JVMs. */
 #define SP_MAX_STACK_DEPTH 127
+/* User stacks of JVMs user space has described (struct sp_hotspot_info) are
+ * walked by bpf/hotspot_walk.bpf.h, to this depth. */
+#define SP_MAX_USER_DEPTH 2048
 #define SP_COMM_LEN 16
 
 enum sp_event_kind {
@@ -33,6 +37,8 @@ enum sp_counter {
 	SP_CNT_OFFCPU_EVENTS,    /* off-CPU intervals sent */
 	SP_CNT_OFFCPU_LOST,      /* lost: ring buffer full or no slot for an off-CPU interval */
 	SP_CNT_OFFCPU_SHORT,     /* off-CPU intervals under the minimum, dropped */
+	SP_CNT_USTACK_TRUNCATED, /* user stacks cut at SP_MAX_USER_DEPTH */
+	SP_CNT_ANCHOR_USED,      /* user stacks continued from a JVM's last Java frame */
 	SP_CNT_MAX,
 };
 
@@ -54,12 +60,43 @@ struct sp_event_header {
 	char comm[SP_COMM_LEN];
 };
 
+/* What the walker needs to know of one JVM (map hotspot_jvms, key tgid),
+ * read by user space from the JVM's vmStructs (docs/stack-walker.md). */
+struct sp_hotspot_info {
+	__u64 start_time;             /* the process's (task start_time): set by BPF
+				       * at first use, so a reused pid is not walked
+				       * with another process's layout */
+	__u64 interp_lo, interp_hi;   /* the interpreter's code */
+	__u64 java_thread_vtable;     /* what a JavaThread's first word holds */
+	__u64 thr_current_offset;     /* Thread::_thr_current in libjvm's TLS block */
+	__u32 tls_modid;              /* libjvm's TLS module id; 0: anchors unused */
+	__u32 anchor_offset;          /* JavaThread::_anchor */
+	__u32 last_java_sp_offset;    /* in JavaFrameAnchor */
+	__u32 last_java_fp_offset;
+	__u32 last_java_pc_offset;
+	__u32 stack_base_offset;      /* JavaThread::_stack_base */
+};
+
+/* In a walked user stack, an interpreted frame is its Method* (fp[-3])
+ * with this bit set instead of a pc in the interpreter: user addresses
+ * never have it. */
+#define SP_USTACK_METHOD_TAG (1ULL << 63)
+
+/* ustack_flags */
+#define SP_USTACK_WALKED 1u       /* by the HotSpot walker, not bpf_get_stack() */
+#define SP_USTACK_TRUNCATED 2u    /* cut at SP_MAX_USER_DEPTH: the root side is missing */
+#define SP_USTACK_ANCHOR 4u       /* frames from anchor_index on were reached from the
+				   * thread's last Java frame (native part unwalkable) */
+
+/* Stacks end every record that has them: kstack, then ustack_bytes / 8 user
+ * addresses, leaf first. Records are as long as what they hold. */
 struct sp_stacks {
-	/* Bytes written by bpf_get_stack(), or a negative errno. */
-	__s32 kstack_bytes;
-	__s32 ustack_bytes;
+	__s32 kstack_bytes;           /* bytes of kstack, or a negative errno */
+	__s32 ustack_bytes;           /* bytes of ustack, or a negative errno */
+	__u32 ustack_flags;           /* SP_USTACK_* */
+	__u32 anchor_index;           /* with SP_USTACK_ANCHOR */
 	__u64 kstack[SP_MAX_STACK_DEPTH];
-	__u64 ustack[SP_MAX_STACK_DEPTH];
+	__u64 ustack[];               /* up to SP_MAX_USER_DEPTH */
 };
 
 struct sp_cpu_sample {

@@ -142,9 +142,17 @@ static void install_signal_handlers(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/* What the recorder's callbacks tell the BPF side. */
+struct bpf_side {
+	struct bpf_sampler *sampler;
+	struct bpf_offcpu *offcpu;    /* NULL without --wall/--off-cpu */
+};
+
 static void mark_known(void *ctx, pid_t pid)
 {
-	bpf_sampler_mark_known(ctx, pid);
+	struct bpf_side *bpf = ctx;
+
+	bpf_sampler_mark_known(bpf->sampler, pid);
 }
 
 struct live_status {
@@ -152,6 +160,19 @@ struct live_status {
 	uint64_t last_print_ns, last_samples;
 	bool printed;
 };
+
+static void describe_jvm(void *ctx, pid_t pid, const struct sp_hotspot_info *info)
+{
+	struct bpf_side *bpf = ctx;
+	int err = bpf_sampler_set_hotspot(bpf->sampler, pid, info);
+
+	if (err)
+		sp_warn("pid %d: stack walker map: %s (plain frame-pointer stacks)", (int)pid,
+			strerror(-err));
+	/* Its threads already off the CPU were walked without the layout. */
+	else if (info && bpf->offcpu)
+		bpf_offcpu_seed(bpf->offcpu);
+}
 
 static void print_status(struct live_status *st, struct bpf_sampler *sampler,
 			 struct recorder *rec, uint64_t now, uint64_t start)
@@ -197,6 +218,7 @@ int cmd_record(int argc, char **argv)
 	struct record_options opts;
 	struct child_command child = { .pid = -1, .gate_fd = -1 };
 	struct target_exits *targets = NULL;
+	struct bpf_side bpf = { 0 };
 	struct bpf_sampler *sampler = NULL;
 	struct bpf_offcpu *offcpu = NULL;
 	struct recorder *rec = NULL;
@@ -248,6 +270,7 @@ int cmd_record(int argc, char **argv)
 		.start_realtime_ns = start_real,
 		.resolve_delay_ns = RESOLVE_DELAY_NS,
 		.on_new_process = mark_known,
+		.on_jvm = opts.java_walker ? describe_jvm : NULL,
 	};
 	rec = recorder_new(&rec_config);
 	if (!rec)
@@ -256,7 +279,8 @@ int cmd_record(int argc, char **argv)
 	sampler = bpf_sampler_open(&sampler_opts);
 	if (!sampler)
 		goto out;
-	recorder_set_new_process_ctx(rec, sampler);
+	bpf.sampler = sampler;
+	recorder_set_new_process_ctx(rec, &bpf);
 	for (int i = 0; i < opts.npids; i++)
 		if (bpf_sampler_add_target(sampler, opts.pids[i])) {
 			sp_err("-p: add pid %d to the BPF filter: %s", opts.pids[i], strerror(errno));
@@ -282,6 +306,7 @@ int cmd_record(int argc, char **argv)
 		offcpu = bpf_offcpu_open(&fds, &offcpu_opts);
 		if (!offcpu)
 			goto out;
+		bpf.offcpu = offcpu;
 	}
 	if (opts.attach)
 		record_attach_jvms(&opts);

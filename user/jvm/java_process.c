@@ -1,6 +1,8 @@
 /* java_process.c - see java_process.h. */
+#include <errno.h>
 #include <stdlib.h>
 
+#include "jvm/hotspot.h"
 #include "jvm/java_process.h"
 #include "proc/ns_tids.h"
 #include "symbols/perf_map.h"
@@ -17,6 +19,9 @@ struct java_process {
 	struct jvm_helper_log *helper; /* the helper's symbols and thread names */
 	struct perf_map *perf_map;     /* a plain /tmp/perf-PID.map, when no helper */
 	struct ns_tids *ns_tids;       /* host -> JVM tids; NULL in our namespace */
+	struct hotspot *hotspot;       /* its vmStructs; NULL when unreadable */
+	bool hotspot_starting;         /* not readable yet: the JVM is starting */
+	uint64_t last_hotspot_try_ns;
 	uint64_t first_seen_ns;
 	uint64_t last_helper_check_ns;
 	jvm_helper_thread_listener listener;
@@ -53,6 +58,9 @@ struct java_process *java_process_new(pid_t pid, uint64_t now_ns,
 	jp->listener_ctx = ctx;
 	/* The helper speaks of threads by the ids the JVM sees. */
 	jp->ns_tids = ns_tids_new(pid);
+	jp->hotspot = hotspot_open(pid);
+	jp->hotspot_starting = !jp->hotspot && errno == EAGAIN;
+	jp->last_hotspot_try_ns = now_ns;
 	find_jit_symbols(jp, now_ns);
 	return jp;
 }
@@ -64,17 +72,30 @@ void java_process_free(struct java_process *jp)
 	jvm_helper_log_free(jp->helper);
 	perf_map_free(jp->perf_map);
 	ns_tids_free(jp->ns_tids);
+	hotspot_free(jp->hotspot);
 	free(jp);
 }
 
-void java_process_poll(struct java_process *jp, uint64_t now_ns, bool retired)
+bool java_process_poll(struct java_process *jp, uint64_t now_ns, bool retired)
 {
+	bool walkable = false;
+
+	/* A starting JVM's interpreter appears a moment after libjvm.so. */
+	if (jp->hotspot_starting && !retired &&
+	    now_ns - jp->last_hotspot_try_ns >= HELPER_RETRY_YOUNG_NS) {
+		jp->last_hotspot_try_ns = now_ns;
+		jp->hotspot = hotspot_open(jp->pid);
+		jp->hotspot_starting = !jp->hotspot && errno == EAGAIN &&
+				       now_ns - jp->first_seen_ns < YOUNG_NS;
+		walkable = jp->hotspot != NULL;
+	}
 	if (jp->helper)
 		jvm_helper_log_poll(jp->helper);
 	else if (!retired && now_ns - jp->last_helper_check_ns >=
 				     (now_ns - jp->first_seen_ns < YOUNG_NS ? HELPER_RETRY_YOUNG_NS
 									    : HELPER_RETRY_NS))
 		find_jit_symbols(jp, now_ns);
+	return walkable;
 }
 
 /* The helper knows what was at an address at a given time; a plain perf
@@ -114,4 +135,33 @@ bool java_process_has_helper(const struct java_process *jp)
 bool java_process_has_perf_map(const struct java_process *jp)
 {
 	return jp->perf_map != NULL;
+}
+
+bool java_process_walker_info(const struct java_process *jp, struct sp_hotspot_info *out)
+{
+	if (!jp->hotspot)
+		return false;
+	hotspot_walker_info(jp->hotspot, out);
+	return true;
+}
+
+void java_process_read_methods(struct java_process *jp, const uint64_t *user, size_t n)
+{
+	if (!jp->hotspot)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (user[i] & SP_USTACK_METHOD_TAG)
+			hotspot_method_name(jp->hotspot, user[i] & ~SP_USTACK_METHOD_TAG, true);
+}
+
+int java_process_name_method(void *ctx, uint64_t method, struct frame *out)
+{
+	struct java_process *jp = ctx;
+	const char *name = jp->hotspot ? hotspot_method_name(jp->hotspot, method, false) : NULL;
+
+	if (!name)
+		return 0;
+	out->name = name;
+	out->type = FRAME_INTERPRETED;
+	return 1;
 }

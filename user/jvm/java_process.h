@@ -14,11 +14,13 @@
 #define SPARKPROF_JAVA_PROCESS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "base/frame.h"
 #include "jvm/jvm_helper_log.h"
+#include "sparkprof_events.h"
 
 struct java_process;
 
@@ -30,9 +32,11 @@ struct java_process *java_process_new(pid_t pid, uint64_t now_ns,
 void java_process_free(struct java_process *jp);
 
 /* Reads what the helper wrote since the last call; without a helper yet,
- * looks for it again when its time has come (above). A process
- * that ran exec passes retired: its pid now runs another program. */
-void java_process_poll(struct java_process *jp, uint64_t now_ns, bool retired);
+ * looks for it again when its time has come (above). A process that ran
+ * exec passes retired: its pid now runs another program. Returns true when
+ * the JVM has just become walkable (java_process_walker_info): a JVM that
+ * was starting when first seen. */
+bool java_process_poll(struct java_process *jp, uint64_t now_ns, bool retired);
 
 /* Names JIT code at addr as of ts (struct user_names.name_jit). */
 int java_process_name_jit(void *jp, uint64_t addr, uint64_t ts, struct frame *out, int max);
@@ -46,6 +50,18 @@ const char *java_process_thread_name(struct java_process *jp, pid_t ns_tid, uint
 
 /* Task-thread state of ns_tid at ts: 1 idle, 0 busy, -1 unknown. */
 int java_process_thread_idle(struct java_process *jp, pid_t ns_tid, uint64_t ts);
+
+/* What the BPF walker needs to walk this JVM's stacks (docs/stack-walker.md);
+ * false when its vmStructs could not be read (plain frame-pointer walks). */
+bool java_process_walker_info(const struct java_process *jp, struct sp_hotspot_info *out);
+
+/* Reads the names of the methods of interpreted frames in a walked stack
+ * (SP_USTACK_METHOD_TAG) while the JVM lives: called as the stack arrives,
+ * so that a method freed later (class unloading) was named as it was. */
+void java_process_read_methods(struct java_process *jp, const uint64_t *user, size_t n);
+
+/* Names an interpreted frame's method (struct user_names.name_method). */
+int java_process_name_method(void *jp, uint64_t method, struct frame *out);
 
 bool java_process_has_helper(const struct java_process *jp);
 bool java_process_has_perf_map(const struct java_process *jp);

@@ -220,7 +220,11 @@ int record_summary_write(const struct record_summary_input *in)
 	json_uint(&w, c[SP_CNT_LOST_KSTACK]);
 	json_key(&w, "user_stack_unreadable");
 	json_uint(&w, c[SP_CNT_LOST_USTACK]);
+	json_key(&w, "user_stack_truncated");
+	json_uint(&w, c[SP_CNT_USTACK_TRUNCATED]);
 	json_end_object(&w);
+	json_key(&w, "java_stacks_continued_from_last_java_frame");
+	json_uint(&w, c[SP_CNT_ANCHOR_USED]);
 	json_key(&w, "frames");
 	json_begin_object(&w);
 	json_key(&w, "kernel");
@@ -235,6 +239,10 @@ int record_summary_write(const struct record_summary_input *in)
 	json_uint(&w, rs->jit_frames);
 	json_key(&w, "jit_unknown");
 	json_uint(&w, rs->jit_unknown);
+	json_key(&w, "interpreted");
+	json_uint(&w, rs->interpreted_frames);
+	json_key(&w, "interpreted_unknown");
+	json_uint(&w, rs->interpreted_unknown);
 	json_end_object(&w);
 	if (o->wall || o->off_cpu) {
 		json_key(&w, "off_cpu");

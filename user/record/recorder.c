@@ -40,6 +40,7 @@ struct pending_record {
 	uint64_t off_cpu_ns;
 	uint32_t kind, cpu, tgid, tid, state;
 	uint32_t nkernel, nuser;
+	uint32_t ustack_flags;        /* SP_USTACK_* */
 	char comm[SP_COMM_LEN];
 	uint64_t addrs[]; /* nkernel kernel addresses, then nuser user ones */
 };
@@ -181,9 +182,13 @@ static void on_thread_event(void *ctx, const struct jvm_helper_thread_event *ev)
 			      ev->name ? strlen(ev->name) : 0);
 }
 
-static void become_jvm(struct process *p)
+static void become_jvm(struct recorder *rec, struct process *p)
 {
+	struct sp_hotspot_info info;
+
 	p->java = java_process_new(p->pid, monotonic_now(), on_thread_event, p);
+	if (p->java && rec->cfg.on_jvm && java_process_walker_info(p->java, &info))
+		rec->cfg.on_jvm(rec->cfg.ctx, p->pid, &info);
 }
 
 /* Everything about a new process that can only be read while it lives. */
@@ -197,7 +202,7 @@ static void inspect_process(struct recorder *rec, struct process *p)
 	p->executor = executor_stages_inspect(rec->executors, p->pid);
 	/* A JVM maps libjvm.so; its anonymous executable memory is JIT code. */
 	if (p->symbolizer && proc_symbolizer_maps_file(p->symbolizer, "libjvm.so"))
-		become_jvm(p);
+		become_jvm(rec, p);
 	p->first_seen_ns = p->last_jvm_check_ns = monotonic_now();
 }
 
@@ -209,12 +214,15 @@ int recorder_on_record(void *ctx, const void *data, size_t size)
 	struct pending_record *pr;
 	struct process *p;
 	uint32_t nk = 0, nu = 0;
+	size_t fixed;
 	bool created;
 
 	rec->totals.records++;
 	if (size >= sizeof(*hdr) && hdr->kind == SP_EVENT_EXEC) {
 		/* Records already queued keep the old program's entry. */
 		process_table_retire(rec->processes, (pid_t)hdr->tgid);
+		if (rec->cfg.on_jvm)
+			rec->cfg.on_jvm(rec->cfg.ctx, (pid_t)hdr->tgid, NULL);
 		return 0;
 	}
 	if (size < sizeof(*hdr) ||
@@ -226,14 +234,19 @@ int recorder_on_record(void *ctx, const void *data, size_t size)
 	}
 	stacks = hdr->kind == SP_EVENT_CPU_SAMPLE ? &((const struct sp_cpu_sample *)data)->stacks
 						  : &((const struct sp_off_cpu_event *)data)->stacks;
+	fixed = hdr->kind == SP_EVENT_CPU_SAMPLE ? sizeof(struct sp_cpu_sample)
+						 : sizeof(struct sp_off_cpu_event);
 	if (stacks->kstack_bytes > 0)
 		nk = (uint32_t)stacks->kstack_bytes / sizeof(uint64_t);
 	if (stacks->ustack_bytes > 0)
 		nu = (uint32_t)stacks->ustack_bytes / sizeof(uint64_t);
 	if (nk > SP_MAX_STACK_DEPTH)
 		nk = SP_MAX_STACK_DEPTH;
-	if (nu > SP_MAX_STACK_DEPTH)
-		nu = SP_MAX_STACK_DEPTH;
+	/* The user stack follows the fixed part: no more than the record holds. */
+	if (nu > (size - fixed) / sizeof(uint64_t))
+		nu = (uint32_t)((size - fixed) / sizeof(uint64_t));
+	if (nu > SP_MAX_USER_DEPTH)
+		nu = SP_MAX_USER_DEPTH;
 
 	pr = malloc(sizeof(*pr) + (nk + nu) * sizeof(uint64_t));
 	if (!pr) {
@@ -259,6 +272,7 @@ int recorder_on_record(void *ctx, const void *data, size_t size)
 	}
 	pr->nkernel = nk;
 	pr->nuser = nu;
+	pr->ustack_flags = stacks->ustack_flags;
 	memcpy(pr->addrs, stacks->kstack, nk * sizeof(uint64_t));
 	memcpy(pr->addrs + nk, stacks->ustack, nu * sizeof(uint64_t));
 
@@ -283,6 +297,8 @@ int recorder_on_record(void *ctx, const void *data, size_t size)
 		}
 	}
 	pr->process = p;
+	if (p->java && (pr->ustack_flags & SP_USTACK_WALKED))
+		java_process_read_methods(p->java, pr->addrs + nk, nu);
 	if (rec->tail)
 		rec->tail->next = pr;
 	else
@@ -293,12 +309,22 @@ int recorder_on_record(void *ctx, const void *data, size_t size)
 
 /* A starting JVM maps libjvm.so after its first instructions, and writes
  * the helper's log after that: look again now and then. */
+struct poll_ctx {
+	struct recorder *rec;
+	uint64_t now;
+};
+
 static int poll_jvm(struct process *p, void *ctx)
 {
-	uint64_t now = *(uint64_t *)ctx;
+	struct poll_ctx *pc = ctx;
+	uint64_t now = pc->now;
 
 	if (p->java) {
-		java_process_poll(p->java, now, p->retired);
+		struct sp_hotspot_info info;
+
+		if (java_process_poll(p->java, now, p->retired) && pc->rec->cfg.on_jvm &&
+		    java_process_walker_info(p->java, &info))
+			pc->rec->cfg.on_jvm(pc->rec->cfg.ctx, p->pid, &info);
 		return 0;
 	}
 	/* A retired entry's pid now runs another program: nothing to find. */
@@ -308,11 +334,13 @@ static int poll_jvm(struct process *p, void *ctx)
 		return 0;
 	p->last_jvm_check_ns = now;
 	if (jvm_process_has_library(p->pid, "libjvm.so") > 0)
-		become_jvm(p);
+		become_jvm(pc->rec, p);
 	return 0;
 }
 
 static const struct frame idle_task_frame = { "[idle task thread: waiting for a task]",
+					      FRAME_NATIVE };
+static const struct frame truncated_frame = { "[truncated: deeper frames not walked]",
 					      FRAME_NATIVE };
 
 static void file_record(struct recorder *rec, const struct pending_record *pr)
@@ -342,6 +370,7 @@ static void file_record(struct recorder *rec, const struct pending_record *pr)
 		if (name)
 			s.thread_name = name;
 		names.name_jit = java_process_name_jit;
+		names.name_method = java_process_name_method;
 		names.jit_ctx = p->java;
 		if (p->executor)
 			helper_idle = java_process_thread_idle(p->java, s.ns_tid,
@@ -355,6 +384,10 @@ static void file_record(struct recorder *rec, const struct pending_record *pr)
 					   rec->frames + 1, STACK_MAX_FRAMES - 1);
 	p->unknown_user_frames += stack_resolver_get_stats(rec->resolver)->user_unknown -
 				  unknown_before;
+	/* A stack cut at the walker's depth keeps its leaf side and says so at
+	 * its root. */
+	if ((pr->ustack_flags & SP_USTACK_TRUNCATED) && s.nframes < STACK_MAX_FRAMES - 1)
+		rec->frames[1 + s.nframes++] = truncated_frame;
 	/* An idle task thread's wait is not a task's wait: a leaf frame says
 	 * so, so that idle pools do not pass for I/O in wall profiles. */
 	if (s.kind == SAMPLE_OFF_CPU && p->executor &&
@@ -383,8 +416,10 @@ static void file_record(struct recorder *rec, const struct pending_record *pr)
 void recorder_drain(struct recorder *rec, uint64_t now, bool flush_all)
 {
 	if (flush_all || now - rec->last_helper_poll_ns >= HELPER_POLL_NS) {
+		struct poll_ctx pc = { rec, now };
+
 		rec->last_helper_poll_ns = now;
-		process_table_foreach(rec->processes, poll_jvm, &now);
+		process_table_foreach(rec->processes, poll_jvm, &pc);
 	}
 	while (rec->head && (flush_all || rec->head->arrival_ns + rec->cfg.resolve_delay_ns <= now)) {
 		struct pending_record *pr = rec->head;

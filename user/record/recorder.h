@@ -28,12 +28,15 @@ struct recorder_config {
 	 * inspected: the sampler stops forcing wake-ups for it and reports
 	 * its exec from then on, so an exec racing the inspection is seen. */
 	void (*on_new_process)(void *ctx, pid_t pid);
+	/* Called when a JVM is found whose stacks the BPF walker can walk
+	 * (info), and with NULL when that pid runs another program. */
+	void (*on_jvm)(void *ctx, pid_t pid, const struct sp_hotspot_info *info);
 	void *ctx;
 };
 
 /* NULL (with a message) on failure. */
 struct recorder *recorder_new(const struct recorder_config *config);
-/* Sets the context of on_new_process (the sampler exists only after the
+/* Sets the context of on_new_process and on_jvm (the sampler exists only after the
  * recorder, which is its record callback's context). */
 void recorder_set_new_process_ctx(struct recorder *rec, void *ctx);
 void recorder_free(struct recorder *rec);

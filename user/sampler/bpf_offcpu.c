@@ -64,6 +64,8 @@ struct bpf_offcpu *bpf_offcpu_open(const struct bpf_sampler_fds *fds,
 		err = reuse_map(o->skel->maps.target_tgids, fds->target_tgids);
 	if (!err)
 		err = reuse_map(o->skel->maps.known_tgids, fds->known_tgids);
+	if (!err)
+		err = reuse_map(o->skel->maps.hotspot_jvms, fds->hotspot_jvms);
 	if (err)
 		goto fail;
 	err = offcpu_bpf__load(o->skel);

@@ -46,7 +46,9 @@ int bpf_offcpu_start(struct bpf_offcpu *offcpu);
 /* Opens an interval, from now, for every profiled thread that is off the CPU
  * and not followed yet. bpf_offcpu_start() does it once; call it again after
  * adding targets (bpf_sampler_add_target) while running, so that their
- * threads blocked since before count from then. Returns 0 or -errno
+ * threads blocked since before count from then, and after describing a JVM
+ * (bpf_sampler_set_hotspot): its threads followed so far with a plain
+ * frame-pointer stack get theirs walked again. Returns 0 or -errno
  * (-EINVAL when not started). */
 int bpf_offcpu_seed(struct bpf_offcpu *offcpu);
 

@@ -192,6 +192,16 @@ int bpf_sampler_mark_known(struct bpf_sampler *s, pid_t tgid)
 	return set_flag(bpf_map__fd(s->skel->maps.known_tgids), tgid);
 }
 
+int bpf_sampler_set_hotspot(struct bpf_sampler *s, pid_t tgid, const struct sp_hotspot_info *info)
+{
+	__u32 key = (__u32)tgid;
+	int fd = bpf_map__fd(s->skel->maps.hotspot_jvms);
+
+	if (info)
+		return bpf_map_update_elem(fd, &key, info, BPF_ANY) ? -errno : 0;
+	return bpf_map_delete_elem(fd, &key) && errno != ENOENT ? -errno : 0;
+}
+
 int bpf_sampler_poll(struct bpf_sampler *s, int timeout_ms)
 {
 	int polled = ring_buffer__poll(s->ringbuf, timeout_ms);
@@ -234,6 +244,7 @@ void bpf_sampler_shared_fds(const struct bpf_sampler *s, struct bpf_sampler_fds 
 	fds->counters = bpf_map__fd(s->skel->maps.counters);
 	fds->target_tgids = bpf_map__fd(s->skel->maps.target_tgids);
 	fds->known_tgids = bpf_map__fd(s->skel->maps.known_tgids);
+	fds->hotspot_jvms = bpf_map__fd(s->skel->maps.hotspot_jvms);
 }
 
 int bpf_sampler_nr_cpus(const struct bpf_sampler *s)

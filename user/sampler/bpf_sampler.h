@@ -43,6 +43,11 @@ int bpf_sampler_add_target(struct bpf_sampler *sampler, pid_t tgid);
  * immediate wake-up. */
 int bpf_sampler_mark_known(struct bpf_sampler *sampler, pid_t tgid);
 
+/* Describes tgid's JVM to the stack walker (NULL: forget it, e.g. after an
+ * exec); its user stacks are walked as HotSpot stacks from then on. */
+int bpf_sampler_set_hotspot(struct bpf_sampler *sampler, pid_t tgid,
+			    const struct sp_hotspot_info *info);
+
 /* Waits up to timeout_ms for records, then consumes everything available.
  * Returns the number of records handled or -errno (-EINTR is not an error). */
 int bpf_sampler_poll(struct bpf_sampler *sampler, int timeout_ms);
@@ -50,9 +55,10 @@ int bpf_sampler_poll(struct bpf_sampler *sampler, int timeout_ms);
 /* Sums the per-CPU counters. */
 int bpf_sampler_counters(struct bpf_sampler *sampler, uint64_t counters[SP_CNT_MAX]);
 
-/* Map fds that other BPF objects reuse: ring buffer, counters, targets, known. */
+/* Map fds that other BPF objects reuse: ring buffer, counters, targets,
+ * known processes, JVM layouts. */
 struct bpf_sampler_fds {
-	int events, counters, target_tgids, known_tgids;
+	int events, counters, target_tgids, known_tgids, hotspot_jvms;
 };
 void bpf_sampler_shared_fds(const struct bpf_sampler *sampler, struct bpf_sampler_fds *fds);
 /* How many CPUs are sampled. */

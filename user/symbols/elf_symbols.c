@@ -664,3 +664,72 @@ int elf_read_build_id(int fd, uint8_t id[ELF_BUILD_ID_MAX])
 	memcpy(id, tmp.build_id, tmp.build_id_len);
 	return (int)tmp.build_id_len;
 }
+
+/* Whether symbol name sym is want, maybe with a version suffix. */
+static bool symbol_name_is(const char *sym, const char *want)
+{
+	size_t len = strlen(want);
+
+	return strncmp(sym, want, len) == 0 && (sym[len] == '\0' || sym[len] == '@');
+}
+
+/* Looks names up in one symbol section; returns how many it newly found. */
+static size_t find_in_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
+			      const char *const names[], size_t n, uint64_t values[], bool found[])
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t count, hits = 0;
+
+	if (!data || sh->sh_entsize == 0)
+		return 0;
+	count = data->d_size / sh->sh_entsize;
+	if (count > MAX_SYMBOLS)
+		count = MAX_SYMBOLS;
+	for (size_t i = 0; i < count; i++) {
+		const char *name;
+		GElf_Sym s;
+
+		if (!gelf_getsym(data, (int)i, &s))
+			break;
+		if (s.st_shndx == SHN_UNDEF || s.st_name == 0)
+			continue;
+		name = elf_strptr(elf, sh->sh_link, s.st_name);
+		if (!name)
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			if (found[k] || name[0] != names[k][0] || !symbol_name_is(name, names[k]))
+				continue;
+			values[k] = s.st_value;
+			found[k] = true;
+			hits++;
+		}
+	}
+	return hits;
+}
+
+int elf_find_symbol_values(int fd, const char *what, const char *const names[], size_t n,
+			   uint64_t values[], bool found[])
+{
+	Elf_Scn *scn = NULL;
+	size_t hits = 0;
+	Elf *elf;
+
+	for (size_t k = 0; k < n; k++)
+		found[k] = false;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOSYS;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		sp_debug("%s: not an ELF file: %s", what, elf_errmsg(-1));
+		elf_end(elf);
+		return -ENOEXEC;
+	}
+	while (hits < n && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM))
+			hits += find_in_section(elf, scn, &sh, names, n, values, found);
+	}
+	elf_end(elf);
+	return (int)hits;
+}

@@ -54,6 +54,15 @@ void elf_symbols_take_symbols(struct elf_symbols *into, struct elf_symbols *from
 
 void elf_symbols_free(struct elf_symbols *es);
 
+/* The st_value of each of names[0..n) among the defined symbols of an open
+ * ELF file's .dynsym and .symtab, whatever their type: an address for code
+ * and data, the offset in the module's TLS block for STT_TLS.  A versioned
+ * name ("x@@V") matches "x".  Sets values[i] and found[i] for each name seen
+ * (found[] is cleared first).  Returns how many were found, or -errno
+ * (ENOEXEC: not an ELF file).  what names the file in messages. */
+int elf_find_symbol_values(int fd, const char *what, const char *const names[], size_t n,
+			   uint64_t values[], bool found[]);
+
 /* Reads only the build-id of an open file (cheap: notes only).  Returns its
  * length, 0 when it has none, or -errno. */
 int elf_read_build_id(int fd, uint8_t id[ELF_BUILD_ID_MAX]);

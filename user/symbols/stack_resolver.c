@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "sparkprof_events.h"
 #include "symbols/binary_cache.h"
 #include "symbols/kallsyms.h"
 #include "symbols/proc_symbolizer.h"
@@ -78,6 +79,22 @@ static size_t resolve_jit(struct stack_resolver *r, const struct user_names *nam
 	return (size_t)n;
 }
 
+static const struct frame interpreter_frame = { "Interpreter", FRAME_INTERPRETED };
+
+/* An interpreted frame: its method, or the interpreter when the method
+ * cannot be read (the JVM is gone, or the frame was just being built). */
+static struct frame resolve_method(struct stack_resolver *r, const struct user_names *names,
+				   uint64_t method)
+{
+	struct frame f;
+
+	r->stats.interpreted_frames++;
+	if (names->name_method && names->name_method(names->jit_ctx, method, &f) == 1)
+		return f;
+	r->stats.interpreted_unknown++;
+	return interpreter_frame;
+}
+
 /* ELF code is looked up by the call instruction (return address - 1), JIT
  * code by the return address itself: the JVM's debug records for a call
  * site are keyed by it. */
@@ -126,7 +143,12 @@ size_t stack_resolver_resolve(struct stack_resolver *r, const struct user_names 
 		out[n].type = FRAME_KERNEL;
 		n++;
 	}
-	for (size_t i = 0; i < nuser && n < max; i++)
+	for (size_t i = 0; i < nuser && n < max; i++) {
+		if (user[i] & SP_USTACK_METHOD_TAG) {
+			out[n++] = resolve_method(r, names, user[i] & ~SP_USTACK_METHOD_TAG);
+			continue;
+		}
 		n += resolve_user(r, names, user[i], i > 0, ts, out + n, max - n);
+	}
 	return n;
 }

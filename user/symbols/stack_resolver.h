@@ -19,12 +19,13 @@ struct binary_cache;
 struct proc_symbolizer;
 
 /* Frames one stack can expand to: inlining turns one address into many. */
-#define STACK_MAX_FRAMES 4096
+#define STACK_MAX_FRAMES 8192
 
 struct stack_resolver_stats {
 	uint64_t kernel_frames, kernel_unknown;
 	uint64_t user_frames, user_unknown;
 	uint64_t jit_frames, jit_unknown; /* addresses in anonymous executable memory */
+	uint64_t interpreted_frames, interpreted_unknown; /* methods the walker recorded */
 };
 
 struct stack_resolver;
@@ -46,6 +47,10 @@ struct user_names {
 	/* Names JIT code at addr as of ts, innermost frame first; returns the
 	 * frames written (at most max), 0 when unknown. NULL: no runtime. */
 	int (*name_jit)(void *ctx, uint64_t addr, uint64_t ts, struct frame *out, int max);
+	/* Names an interpreted frame, which the walker recorded as the
+	 * runtime's method (a user address tagged SP_USTACK_METHOD_TAG);
+	 * 1, or 0 when unknown. NULL: no interpreted frames expected. */
+	int (*name_method)(void *ctx, uint64_t method, struct frame *out);
 	void *jit_ctx;
 };
 

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""BPF handler cost per sample against Java stack depth (issue: complete Java
+stacks). A JVM runs tests/java/JavaStacks.java's recursion at each depth,
+interpreted (-Xint: one physical frame per Java frame, each named from its
+Method*) and compiled (frames as the JIT lays them out), and sparkprof
+samples only that JVM; the sampling program's run time per sample comes from
+BPF run-time statistics (kernel.bpf_stats_enabled, bpftool). The same JVM
+without the walker's layout (plain bpf_get_stack, 127 frames at most) is in
+the last column (`record --no-java-walker`).
+
+Usage: bench/walker_depth.py [--seconds N] [--depths 32,128,512,2048]
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cpu_cost import BpfStats  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SPARKPROF = os.path.join(ROOT, "sparkprof")
+JAVA_SRC = os.path.join(ROOT, "tests", "java", "JavaStacks.java")
+
+
+def jdk_homes():
+    """Every JDK with a javac (links to one are skipped)."""
+    jvms = "/usr/lib/jvm"
+    return [os.path.join(jvms, d) for d in sorted(os.listdir(jvms))
+            if os.path.exists(os.path.join(jvms, d, "bin", "javac"))
+            and not os.path.islink(os.path.join(jvms, d))]
+
+
+def measure(jdk, classes, depth, mode, seconds, record_args):
+    args = [os.path.join(jdk, "bin", "java"), "-XX:+PreserveFramePointer", "-Xss256m"]
+    if mode == "interpreted":
+        args.append("-Xint")
+    args += ["-cp", classes, "JavaStacks", "deep", str(seconds + 6), str(depth)]
+    jvm = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
+    pid = int(jvm.stdout.readline().split()[1])
+    jvm.stdout.readline()  # ready
+    time.sleep(2)
+    stats = BpfStats("sample_cpu")
+    stats.start()
+    with tempfile.TemporaryDirectory() as out:
+        subprocess.run([SPARKPROF, "record", "-p", str(pid), "-F", "999", "-d", str(seconds),
+                        "-o", out, *record_args], check=True, capture_output=True)
+        frames = []
+        with open(os.path.join(out, "all.folded")) as f:
+            for line in f:
+                stack, _, count = line.rstrip("\n").rpartition(" ")
+                frames += [stack.count(";")] * int(count)
+    stats.stop = True
+    stats.join()
+    jvm.kill()
+    jvm.wait()
+    run_ns, runs = stats.last or (0, 1)
+    return run_ns / runs / 1000, statistics.median(frames) if frames else 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seconds", type=int, default=6)
+    ap.add_argument("--depths", default="32,128,512,2048")
+    opts = ap.parse_args()
+    subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"], check=True)
+    try:
+        for jdk in jdk_homes():
+            with tempfile.TemporaryDirectory() as classes:
+                subprocess.run([os.path.join(jdk, "bin", "javac"), "-d", classes, JAVA_SRC],
+                               check=True)
+                print(f"\n{os.path.basename(jdk)}: handler µs per sample (median frames named per sample)")
+                print("| Java depth | interpreted, walker | compiled, walker | compiled, frame pointers only |")
+                print("|---|---|---|---|")
+                for depth in map(int, opts.depths.split(",")):
+                    cells = []
+                    for mode, args in (("interpreted", []), ("compiled", []),
+                                       ("compiled", ["--no-java-walker"])):
+                        us, frames = measure(jdk, classes, depth, mode, opts.seconds, args)
+                        cells.append(f"{us:.1f} ({frames:.0f})")
+                    print(f"| {depth} | " + " | ".join(cells) + " |", flush=True)
+    finally:
+        subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=0"])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+"""Complete Java stacks (docs/stack-walker.md): interpreted frames named,
+waits keep their Java callers, stacks deeper than 127 frames, on JDK 17 and
+the newest JDK, with and without the helper."""
+import os
+import subprocess
+import time
+
+import pytest
+
+from testlib import ROOT, read_folded, read_summary, record
+
+JAVA_SRC = os.path.join(ROOT, "tests", "java", "JavaStacks.java")
+INTERP_CHAIN = ["JavaStacks$InterpChain.outer", "JavaStacks$InterpChain.middle",
+                "JavaStacks$InterpChain.inner"]
+
+
+@pytest.fixture(scope="module")
+def classes(tmp_path_factory, jdks):
+    out = tmp_path_factory.mktemp("javastacks")
+    subprocess.run([os.path.join(jdks[min(jdks)], "bin", "javac"), "-d", str(out), JAVA_SRC],
+                   check=True)
+    return str(out)
+
+
+class Workload:
+    def __init__(self, jdk, classes, mode, seconds, *jvm_args, agent=None, extra=()):
+        cmd = [os.path.join(jdk, "bin", "java"), "-XX:+PreserveFramePointer", *jvm_args]
+        if agent:
+            cmd.append(f"-agentpath:{agent}")
+        cmd += ["-cp", classes, "JavaStacks", mode, str(seconds), *extra]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     text=True)
+        first = self.proc.stdout.readline()
+        assert first.startswith("pid "), first
+        self.pid = int(first.split()[1])
+        line = self.proc.stdout.readline()
+        assert line.strip() == "ready", line
+
+    def finish(self):
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def thread_stacks(stacks, pid, thread):
+    """[(frames below the thread frame, count)] of one thread (-t output)."""
+    prefix = f"java-{pid};{thread};"
+    return [(s[len(prefix):].split(";"), c) for s, c in stacks.items() if s.startswith(prefix)]
+
+
+def jdk_of(jdks, which):
+    return jdks[min(jdks)] if which == "oldest" else jdks[max(jdks)]
+
+
+@pytest.mark.parametrize("helper", ["helper", "no-helper"])
+@pytest.mark.parametrize("which", ["oldest", "newest"])
+def test_interpreted_methods_are_named(tmp_path, jdks, classes, agent_path, which, helper):
+    work = Workload(jdk_of(jdks, which), classes, "interp", 8,
+                    "-XX:CompileCommand=quiet", "-XX:CompileCommand=exclude,JavaStacks$InterpChain::*",
+                    agent=agent_path if helper == "helper" else None)
+    try:
+        time.sleep(1)
+        record(tmp_path, "-p", work.pid, "-t", "-F", 499, "-d", 4)
+    finally:
+        work.finish()
+    samples = thread_stacks(read_folded(tmp_path / "all.folded"), work.pid, "interp-chain")
+    total = sum(c for _, c in samples)
+    assert total >= 500, total
+    # Root first in folded stacks: outer;middle;inner in that order.
+    chained = sum(c for frames, c in samples
+                  if any(frames[i:i + 3] == INTERP_CHAIN for i in range(len(frames))))
+    assert chained / total >= 0.95, (chained, total, samples[:3])
+    anonymous = sum(c for frames, c in samples if "Interpreter" in frames)
+    assert anonymous / total <= 0.02, (anonymous, total)
+    summary = read_summary(tmp_path)
+    assert summary["frames"]["interpreted"] >= total * 3
+
+
+@pytest.mark.parametrize("which", ["oldest", "newest"])
+def test_recursion_deeper_than_1000_frames_reaches_the_thread_root(tmp_path, jdks, classes,
+                                                                   agent_path, which):
+    work = Workload(jdk_of(jdks, which), classes, "deep", 10, agent=agent_path)
+    try:
+        time.sleep(2)  # the recursion gets compiled
+        record(tmp_path, "-p", work.pid, "-t", "-F", 199, "-d", 4)
+    finally:
+        work.finish()
+    samples = thread_stacks(read_folded(tmp_path / "all.folded"), work.pid, "deep-recursion")
+    total = sum(c for _, c in samples)
+    assert total >= 200, total
+    whole = sum(c for frames, c in samples
+                if frames.count("JavaStacks$Deep.recurse") >= 1200 and frames[0] == "start_thread")
+    assert whole / total >= 0.9, (whole, total, [len(f) for f, _ in samples[:5]])
+
+
+def test_stacks_deeper_than_the_walker_are_cut_and_counted(tmp_path, jdks, classes, agent_path):
+    """The walker stops at 2048 frames: a 2500-deep recursion keeps its leaf
+    side and ends in a marker frame, and summary.json counts it."""
+    work = Workload(jdks[max(jdks)], classes, "deep", 10, "-Xint", "-Xss64m", agent=agent_path,
+                    extra=["2500"])
+    try:
+        time.sleep(2)
+        record(tmp_path, "-p", work.pid, "-t", "-F", 99, "-d", 3)
+    finally:
+        work.finish()
+    samples = thread_stacks(read_folded(tmp_path / "all.folded"), work.pid, "deep-recursion")
+    total = sum(c for _, c in samples)
+    cut = [(f, c) for f, c in samples if f[0] == "[truncated: deeper frames not walked]"]
+    assert sum(c for _, c in cut) / total >= 0.9, (total, [f[:2] for f, _ in samples[:5]])
+    # The leaf side is kept: the spinning method or the recursion within the
+    # last frames (clock reads may sit below it).
+    assert all("JavaStacks.spinFor" in f[-10:] or "JavaStacks$Deep.recurse" in f[-10:]
+               for f, _ in cut), [f[-10:] for f, _ in cut[:5]]
+    assert read_summary(tmp_path)["partial_stacks"]["user_stack_truncated"] > 0
+
+
+WAITS = {
+    "w-sleep": "JavaStacks$Waits.sleepLoop",
+    "w-park": "JavaStacks$Waits.parkLoop",
+    "w-wait": "JavaStacks$Waits.waitLoop",
+    "w-monitor": "JavaStacks$Waits.enterMonitor",
+    "w-read": "JavaStacks$Waits.readLoop",
+}
+
+
+@pytest.mark.parametrize("which", ["oldest", "newest"])
+def test_every_wait_keeps_its_java_callers(tmp_path, jdks, classes, agent_path, which):
+    work = Workload(jdk_of(jdks, which), classes, "waits", 10, agent=agent_path)
+    try:
+        record(tmp_path, "-p", work.pid, "-t", "--wall", "-F", 99, "-d", 4)
+    finally:
+        work.finish()
+    stacks = read_folded(tmp_path / "all.wall.folded")
+    for thread, method in WAITS.items():
+        samples = thread_stacks(stacks, work.pid, thread)
+        total = sum(c for _, c in samples)
+        # Each thread spends the whole recording in its wait: 4 s of wall
+        # time in 10 ms units, nearly all of it under its Java method.
+        assert total >= 300, (thread, total)
+        under = sum(c for frames, c in samples if method in frames)
+        assert under / total >= 0.9, (thread, under, total,
+                                      sorted(samples, key=lambda s: -s[1])[:2])
+    assert read_summary(tmp_path)["java_stacks_continued_from_last_java_frame"] > 0
