@@ -10,10 +10,10 @@
    helper in spark.executor.extraJavaOptions): per-stage files for each
    executor, whose stage ids are the stages the event log says ran on that
    executor, whose busy stages hold Java frames named through the helper,
-   and some of them Spark's own (org/apache/spark/...).
-   Executor$TaskRunner.run itself is usually still interpreted in so short a
-   job, and interpreted frames are not named yet ("Interpreter"), so it is
-   not required (see below).
+   and some of them Spark's own (org/apache/spark/...). Interpreted frames
+   are named (hardly any "Interpreter" frame is left), and the task threads'
+   off-CPU time keeps its Java frames (the walker continues waits from the
+   thread's last Java frame).
 """
 import json
 import os
@@ -28,6 +28,7 @@ import spark_sim
 from testlib import SPARKPROF, read_folded, read_summary, record
 
 SPARK_FRAME = "org/apache/spark/"
+TASK_THREAD = "Executor task launch worker"
 # A Java method as the helper names it: package/Class.method
 JAVA_FRAME = re.compile(r"^[A-Za-z_$][\w$]*(?:/[\w$]+)+\.[\w$<>]+")
 
@@ -136,7 +137,7 @@ def test_real_spark_per_stage_files(tmp_path, agent_path, jdks):
     # during a recording (forked by the worker, then exec'd into java) must
     # be picked up, with their helper.
     recorder["proc"] = subprocess.Popen(
-        [SPARKPROF, "record", "-o", str(out), "-F", "199", "-a"],
+        [SPARKPROF, "record", "-o", str(out), "-F", "199", "-a", "-t", "--off-cpu"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(3)
     assert recorder["proc"].poll() is None, recorder["proc"].stderr.read()
@@ -185,6 +186,19 @@ def test_real_spark_per_stage_files(tmp_path, agent_path, jdks):
             spark_samples[key] = sum(c for s, c in stacks.items()
                                      if any(fr.startswith(SPARK_FRAME) for fr in s.split(";")))
         assert max(spark_samples.values()) > 0, (exec_id, spark_samples)
+        # Interpreted frames are named: "Interpreter" is left only where a
+        # method could not be read (a frame being built, a class unloaded).
+        cpu = read_folded(d / "all.folded")
+        total = sum(cpu.values())
+        anonymous = sum(c for s, c in cpu.items() if "Interpreter" in s.split(";"))
+        assert anonymous <= 0.005 * total, (exec_id, anonymous, total)
+        # Task threads' waits keep their Java callers.
+        off = read_folded(d / "all.offcpu.folded")
+        task_off = {s: c for s, c in off.items() if s.split(";")[1].startswith(TASK_THREAD)}
+        with_java = sum(c for s, c in task_off.items()
+                        if any(JAVA_FRAME.match(fr) for fr in s.split(";")))
+        assert sum(task_off.values()) > 0 and with_java >= 0.95 * sum(task_off.values()), \
+            (exec_id, with_java, sum(task_off.values()))
         seen = {(s["stage"], s["attempt"]) for s in ex[0]["stages"]
                 if s["stage"] is not None and s["tasks_seen"] > 0}
         assert seen == ran, (exec_id, sorted(seen), sorted(ran))
