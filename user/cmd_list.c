@@ -7,6 +7,7 @@
 #include "base/json_writer.h"
 #include "base/log.h"
 #include "commands.h"
+#include "jvm/hotspot.h"
 #include "jvm/jvm_process.h"
 #include "spark/spark_executor.h"
 
@@ -83,24 +84,50 @@ static const char *fp_text(const struct jvm_flags *f)
 	return f->incomplete ? "no?" : "no";
 }
 
-/* Spark's view of each JVM (backend NONE for the others). */
-static struct spark_executor *identify_executors(const struct jvm_info *jvms, size_t n)
-{
-	struct spark_executor *ex = calloc(n ? n : 1, sizeof(*ex));
+/* What `list` says of a JVM beyond jvm_info. */
+struct jvm_row {
+	struct spark_executor executor; /* backend NONE: not an executor */
+	const char *walk;               /* how record walks its stacks */
+};
 
-	for (size_t i = 0; ex && i < n; i++)
-		if (spark_executor_identify(jvms[i].pid, &ex[i]) != 1)
-			memset(&ex[i], 0, sizeof(ex[i]));
-	return ex;
+/* "full": the walker names interpreted frames and continues waits; "no-waits":
+ * its thread-local JavaThread was not found; "fp": its vmStructs could not be
+ * read, frame pointers only (127 frames, interpreted frames unnamed); "-":
+ * no -XX:+PreserveFramePointer, Java frames are lost. */
+static const char *walk_level(const struct jvm_info *j)
+{
+	struct sp_hotspot_info info;
+	struct hotspot *hs;
+
+	if (j->flags.preserve_frame_pointer != JVM_FLAG_ON)
+		return "-";
+	hs = hotspot_open(j->pid);
+	if (!hs)
+		return "fp";
+	hotspot_walker_info(hs, &info);
+	hotspot_free(hs);
+	return info.tls_modid ? "full" : "no-waits";
 }
 
-static void print_table(const struct jvm_info *jvms, const struct spark_executor *ex, size_t n)
+static struct jvm_row *describe_jvms(const struct jvm_info *jvms, size_t n)
 {
-	printf("%-8s %-12s %-4s %-6s %-3s %-24s %-8s %s\n", "PID", "USER", "JDK", "HELPER", "FP",
-	       "APP", "EXECUTOR", "MAIN");
+	struct jvm_row *rows = calloc(n ? n : 1, sizeof(*rows));
+
+	for (size_t i = 0; rows && i < n; i++) {
+		if (spark_executor_identify(jvms[i].pid, &rows[i].executor) != 1)
+			memset(&rows[i].executor, 0, sizeof(rows[i].executor));
+		rows[i].walk = walk_level(&jvms[i]);
+	}
+	return rows;
+}
+
+static void print_table(const struct jvm_info *jvms, const struct jvm_row *rows, size_t n)
+{
+	printf("%-8s %-12s %-4s %-6s %-3s %-8s %-24s %-8s %s\n", "PID", "USER", "JDK", "HELPER",
+	       "FP", "WALK", "APP", "EXECUTOR", "MAIN");
 	for (size_t i = 0; i < n; i++) {
 		const struct jvm_info *j = &jvms[i];
-		const struct spark_executor *e = &ex[i];
+		const struct spark_executor *e = &rows[i].executor;
 		bool executor = e->backend != SPARK_BACKEND_NONE;
 		char main[JVM_MAIN_MAX + 16], jdk[16];
 
@@ -110,8 +137,8 @@ static void print_table(const struct jvm_info *jvms, const struct spark_executor
 			snprintf(jdk, sizeof(jdk), "%d", j->jdk_major);
 		else
 			snprintf(jdk, sizeof(jdk), "?");
-		printf("%-8d %-12.12s %-4s %-6s %-3s %-24s %-8s %s\n", (int)j->pid, j->user, jdk,
-		       j->helper_loaded ? "loaded" : "-", fp_text(&j->flags),
+		printf("%-8d %-12.12s %-4s %-6s %-3s %-8s %-24s %-8s %s\n", (int)j->pid, j->user, jdk,
+		       j->helper_loaded ? "loaded" : "-", fp_text(&j->flags), rows[i].walk,
 		       !executor ? "-" : e->app_id_known && e->app_id[0] ? e->app_id : "?",
 		       executor && e->executor_id[0] ? e->executor_id : "-", main);
 	}
@@ -138,7 +165,7 @@ static void json_spark(struct json_writer *w, const struct spark_executor *e)
 	json_end_object(w);
 }
 
-static void print_json(const struct jvm_info *jvms, const struct spark_executor *ex, size_t n)
+static void print_json(const struct jvm_info *jvms, const struct jvm_row *rows, size_t n)
 {
 	struct json_writer w;
 
@@ -169,6 +196,8 @@ static void print_json(const struct jvm_info *jvms, const struct spark_executor 
 		json_bool(&w, j->helper_loaded);
 		json_key(&w, "preserve_frame_pointer");
 		json_bool(&w, j->flags.preserve_frame_pointer == JVM_FLAG_ON);
+		json_key(&w, "stack_walk");
+		json_string(&w, rows[i].walk);
 		json_flag(&w, "disable_attach_mechanism", j->flags.disable_attach);
 		json_key(&w, "options_incomplete");
 		json_bool(&w, j->flags.incomplete);
@@ -176,7 +205,7 @@ static void print_json(const struct jvm_info *jvms, const struct spark_executor 
 		json_string(&w, j->cmdline.main_kind == JVM_MAIN_NONE ? NULL : j->cmdline.main);
 		json_key(&w, "main_kind");
 		json_string(&w, main_kind_name(j->cmdline.main_kind));
-		json_spark(&w, &ex[i]);
+		json_spark(&w, &rows[i].executor);
 		json_end_object(&w);
 	}
 	json_end_array(&w);
@@ -214,7 +243,7 @@ int cmd_list(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct jvm_info *jvms;
-	struct spark_executor *ex;
+	struct jvm_row *rows;
 	size_t n;
 	bool json = false;
 	int opt, rc;
@@ -242,19 +271,19 @@ int cmd_list(int argc, char **argv)
 		sp_err("list: reading /proc: %s", strerror(-rc));
 		return 1;
 	}
-	ex = identify_executors(jvms, n);
-	if (!ex) {
+	rows = describe_jvms(jvms, n);
+	if (!rows) {
 		sp_err("list: no memory for %zu JVMs", n);
 		free(jvms);
 		return 1;
 	}
 	if (json) {
-		print_json(jvms, ex, n);
+		print_json(jvms, rows, n);
 	} else {
-		print_table(jvms, ex, n);
+		print_table(jvms, rows, n);
 		warn_no_frame_pointer(jvms, n);
 	}
-	free(ex);
+	free(rows);
 	free(jvms);
 	return 0;
 }

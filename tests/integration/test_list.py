@@ -26,7 +26,7 @@ def run_list(sparkprof_bin, *args):
 def table_rows(out):
     lines = out.splitlines()
     header = lines[0].split()
-    assert header == ["PID", "USER", "JDK", "HELPER", "FP", "APP", "EXECUTOR", "MAIN"], lines[0]
+    assert header == ["PID", "USER", "JDK", "HELPER", "FP", "WALK", "APP", "EXECUTOR", "MAIN"], lines[0]
     rows = {}
     for line in lines[1:]:
         cols = line.split(None, len(header) - 1)
@@ -70,6 +70,9 @@ def test_list_shows_jvms(jdks, newest_jdk, java_classes, work_dir, jvms, sparkpr
     jvms.append(executor)
     boxed = Jvm(newest_jdk, ["-cp", java_classes, "Idle"], work_dir, container=True)
     jvms.append(boxed)
+    fp_new = Jvm(newest_jdk, ["-XX:+PreserveFramePointer", "-cp", java_classes, "Idle"],
+                 work_dir)
+    jvms.append(fp_new)
     sleeper = subprocess.Popen(["sleep", "300"])
     try:
         r = run_list(sparkprof_bin)
@@ -79,10 +82,11 @@ def test_list_shows_jvms(jdks, newest_jdk, java_classes, work_dir, jvms, sparkpr
         sleeper.wait()
     assert sleeper.pid not in rows, "a non-JVM is listed"
     expect = {
-        fp17.pid: dict(USER="root", JDK="17", HELPER="-", FP="yes", MAIN="Idle"),
-        jar_new.pid: dict(USER="nobody", JDK=str(newest), HELPER="-", FP="no",
+        fp17.pid: dict(USER="root", JDK="17", HELPER="-", FP="yes", WALK="full", MAIN="Idle"),
+        fp_new.pid: dict(JDK=str(newest), FP="yes", WALK="full"),
+        jar_new.pid: dict(USER="nobody", JDK=str(newest), HELPER="-", FP="no", WALK="-",
                           MAIN=f"-jar {jar}"),
-        env_fp.pid: dict(USER="root", JDK="17", FP="yes", MAIN="Idle"),
+        env_fp.pid: dict(USER="root", JDK="17", FP="yes", WALK="full", MAIN="Idle"),
         executor.pid: dict(JDK="17", FP="no", APP="app-20251122031500-0007", EXECUTOR="3",
                            MAIN="org.apache.spark.executor.CoarseGrainedExecutorBackend"),
         boxed.pid: dict(USER="root", JDK=str(newest), MAIN="Idle"),
@@ -103,6 +107,7 @@ def test_list_shows_jvms(jdks, newest_jdk, java_classes, work_dir, jvms, sparkpr
     assert j["jdk_major"] == 17 and j["jdk_version"].startswith("17.")
     assert j["jdk_home"] == os.path.realpath(jdks[17])
     assert j["preserve_frame_pointer"] is True and j["helper_loaded"] is False
+    assert j["stack_walk"] == "full"
     assert j["main"] == "Idle" and j["main_kind"] == "class" and j["spark"] is None
     assert j["user"] == "root" and j["uid"] == 0 and j["ns_pid"] == fp17.pid
     j = js[jar_new.pid]
