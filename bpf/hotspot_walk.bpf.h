@@ -10,8 +10,9 @@
  *   JavaFrameAnchor before it leaves Java code; the walk goes on from there.
  *   The JavaThread is found through libjvm's thread-local Thread::_thr_current.
  *
- * The stack is copied in one read where its top is known (a JavaThread's
- * _stack_base) and walked in the copy; frames beyond it are read one by one.
+ * The stack is copied in 32 KiB windows where its top is known (a
+ * JavaThread's _stack_base) and walked in the copy: one read per window
+ * costs about what two single reads do. Elsewhere frames are read one by one.
  * Only the current task's stack can be read (sampling, switch-out).
  */
 #ifndef SPARKPROF_HOTSPOT_WALK_BPF_H
@@ -29,6 +30,7 @@
  * header gets its own. */
 struct walk_state {
 	__u64 copy_lo, copy_len;      /* the copied stack bytes [copy_lo, +copy_len) */
+	__u64 stack_top;              /* the JavaThread's stack base; 0: unknown */
 	__u64 interp_lo, interp_hi;
 	__u64 fp;                     /* frame to read next */
 	__u64 reached;                /* the highest frame read */
@@ -85,6 +87,21 @@ static __always_inline int walk_read_##NAME(struct walk_ctx *c, __u64 addr, __u6
 	struct walk_state *w = c->w;						\
 	__u64 off = addr - w->copy_lo;						\
 										\
+	/* Past the copy: copy the next window (frames lie ever higher, and	\
+	 * a frame's slots just below its frame pointer come along). */	\
+	if (c->copy && off >= w->copy_len && addr < w->stack_top &&		\
+	    addr >= w->copy_lo) {						\
+		__u64 lo = (addr - 64) & ~7ULL, len = w->stack_top - lo;	\
+										\
+		if (len > WALK_COPY_BYTES)					\
+			len = WALK_COPY_BYTES;					\
+		w->copy_len = 0;						\
+		if (len >= 16 && !bpf_probe_read_user(c->copy->bytes, len, (void *)lo)) { \
+			w->copy_lo = lo;					\
+			w->copy_len = len;					\
+		}								\
+		off = addr - w->copy_lo;					\
+	}									\
 	if (c->copy && addr >= w->copy_lo && off + 8 <= w->copy_len) {		\
 		*out = *(__u64 *)&c->copy->bytes[off & (WALK_COPY_BYTES - 8)];	\
 		return 0;							\
@@ -166,7 +183,7 @@ static __always_inline __s32 hotspot_walk_##NAME(struct task_struct *task,	\
 		return -14; /* -EFAULT */					\
 	w->interp_lo = jvm->interp_lo;						\
 	w->interp_hi = jvm->interp_hi;						\
-	w->copy_lo = w->copy_len = 0;						\
+	w->copy_lo = w->copy_len = w->stack_top = 0;				\
 	w->n = 0;								\
 	w->truncated = 0;							\
 	w->reached = 0;								\
@@ -186,6 +203,7 @@ static __always_inline __s32 hotspot_walk_##NAME(struct task_struct *task,	\
 		if (len >= 16 && !bpf_probe_read_user(copy->bytes, len, (void *)sp)) { \
 			w->copy_lo = sp;					\
 			w->copy_len = len;					\
+			w->stack_top = stack_base;				\
 		}								\
 	}									\
 	w->fp = BPF_CORE_READ(regs, bp);					\
