@@ -235,7 +235,10 @@ static int read_shape(const struct hs_mem *m, const uint64_t ex[HS_EX_COUNT],
 		err = read_u64(m, ex[stride], &s->stride);
 	if (err)
 		return err;
-	if (!s->table || s->stride < 8 || s->stride > MAX_STRIDE)
+	/* The JVM fills the table pointers in as it starts. */
+	if (!s->table)
+		return -EAGAIN;
+	if (s->stride < 8 || s->stride > MAX_STRIDE)
 		return -EPROTO;
 	for (unsigned i = 0; i < nmembers; i++) {
 		if (!ex[members[i]])
@@ -621,8 +624,8 @@ static int describe(struct hotspot *hs, const uint64_t ex[HS_EX_COUNT], const ch
 	int err;
 
 	err = read_tables(&hs->mem, ex, &t);
-	if (err == -ESRCH) {
-		sp_debug("%s: %s", what, strerror(ESRCH));
+	if (err == -ESRCH || err == -EAGAIN) {
+		sp_debug("%s: vmStructs: %s", what, strerror(-err));
 	} else if (err) {
 		/* A missing export or a pointer into nothing: not a table we can
 		 * use, like a malformed one. */
@@ -715,21 +718,6 @@ static bool is_libjvm(const struct proc_map *m)
 	return strcmp(slash ? slash + 1 : m->path, "libjvm.so") == 0;
 }
 
-/* Opens the very file of mapping m: map_files shows it even when deleted
- * or replaced since; the path inside the process's root is the fallback. */
-static int open_mapped_file(pid_t pid, const struct proc_map *m)
-{
-	char path[96];
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
-		 m->start, m->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	return proc_root_open(pid, m->path, O_RDONLY);
-}
-
 /* Looks libjvm's symbols up: ex[] gets load base + st_value, or the TLS
  * offset as is.  0, -ENOENT (no libjvm or no gHotSpotVMStructs), -errno. */
 static int libjvm_exports(pid_t pid, uint64_t ex[HS_EX_COUNT], char *what, size_t what_len)
@@ -754,7 +742,7 @@ static int libjvm_exports(pid_t pid, uint64_t ex[HS_EX_COUNT], char *what, size_
 		return -ENOENT;
 	}
 	snprintf(what, what_len, "pid %d (%s)", (int)pid, jvm->path);
-	fd = open_mapped_file(pid, jvm);
+	fd = proc_root_open_mapping(pid, jvm);
 	if (fd < 0) {
 		sp_warn("%s: open: %s", what, strerror(-fd));
 		proc_maps_free(pm);
@@ -808,6 +796,14 @@ struct hotspot *hotspot_open(pid_t pid)
 		return NULL;
 	}
 	return hs;
+}
+
+bool hotspot_find_tls(struct hotspot *hs)
+{
+	if (hs->info.tls_modid || !hs->info.java_thread_vtable)
+		return false;
+	hs->info.tls_modid = find_tls_modid(hs);
+	return hs->info.tls_modid != 0;
 }
 
 void hotspot_walker_info(const struct hotspot *hs, struct sp_hotspot_info *out)

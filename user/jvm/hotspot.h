@@ -33,6 +33,10 @@ void hotspot_free(struct hotspot *hs);
 /* Fills the walker's map value.  tls_modid is 0 when it could not be found
  * (then waits are not continued, everything else works); so is it when
  * libjvm has no `vtable for JavaThread` to check threads against. */
+/* Looks for libjvm's TLS module id again when open could not find it (a JVM
+ * that had no Java thread listed yet). True when it is found now. */
+bool hotspot_find_tls(struct hotspot *hs);
+
 void hotspot_walker_info(const struct hotspot *hs, struct sp_hotspot_info *out);
 
 /* "pkg/Class.method" for Method* method, spelled as the helper names JIT

@@ -13,6 +13,7 @@
 #define HELPER_RETRY_YOUNG_NS (100ULL * 1000 * 1000)
 #define YOUNG_NS (10000ULL * 1000 * 1000)
 #define HELPER_RETRY_NS (2000ULL * 1000 * 1000)
+#define HOTSPOT_RETRY_NS (250ULL * 1000 * 1000)
 
 struct java_process {
 	pid_t pid;
@@ -20,7 +21,7 @@ struct java_process {
 	struct perf_map *perf_map;     /* a plain /tmp/perf-PID.map, when no helper */
 	struct ns_tids *ns_tids;       /* host -> JVM tids; NULL in our namespace */
 	struct hotspot *hotspot;       /* its vmStructs; NULL when unreadable */
-	bool hotspot_starting;         /* not readable yet: the JVM is starting */
+	int hotspot_err;               /* errno of the last hotspot_open */
 	uint64_t last_hotspot_try_ns;
 	uint64_t first_seen_ns;
 	uint64_t last_helper_check_ns;
@@ -59,7 +60,7 @@ struct java_process *java_process_new(pid_t pid, uint64_t now_ns,
 	/* The helper speaks of threads by the ids the JVM sees. */
 	jp->ns_tids = ns_tids_new(pid);
 	jp->hotspot = hotspot_open(pid);
-	jp->hotspot_starting = !jp->hotspot && errno == EAGAIN;
+	jp->hotspot_err = jp->hotspot ? 0 : errno;
 	jp->last_hotspot_try_ns = now_ns;
 	find_jit_symbols(jp, now_ns);
 	return jp;
@@ -80,14 +81,19 @@ bool java_process_poll(struct java_process *jp, uint64_t now_ns, bool retired)
 {
 	bool walkable = false;
 
-	/* A starting JVM's interpreter appears a moment after libjvm.so. */
-	if (jp->hotspot_starting && !retired &&
-	    now_ns - jp->last_hotspot_try_ns >= HELPER_RETRY_YOUNG_NS) {
+	/* A starting JVM fills in its vmStructs, its interpreter and its
+	 * thread list a moment after it maps libjvm.so: while young, look
+	 * again (not at a JVM that is no HotSpot, or gone). */
+	if (!retired && now_ns - jp->first_seen_ns < YOUNG_NS &&
+	    now_ns - jp->last_hotspot_try_ns >= HOTSPOT_RETRY_NS) {
 		jp->last_hotspot_try_ns = now_ns;
-		jp->hotspot = hotspot_open(jp->pid);
-		jp->hotspot_starting = !jp->hotspot && errno == EAGAIN &&
-				       now_ns - jp->first_seen_ns < YOUNG_NS;
-		walkable = jp->hotspot != NULL;
+		if (!jp->hotspot && jp->hotspot_err != ENOENT && jp->hotspot_err != ESRCH) {
+			jp->hotspot = hotspot_open(jp->pid);
+			jp->hotspot_err = jp->hotspot ? 0 : errno;
+			walkable = jp->hotspot != NULL;
+		} else if (jp->hotspot) {
+			walkable = hotspot_find_tls(jp->hotspot);
+		}
 	}
 	if (jp->helper)
 		jvm_helper_log_poll(jp->helper);

@@ -34,8 +34,8 @@ void java_process_free(struct java_process *jp);
 /* Reads what the helper wrote since the last call; without a helper yet,
  * looks for it again when its time has come (above). A process that ran
  * exec passes retired: its pid now runs another program. Returns true when
- * the JVM has just become walkable (java_process_walker_info): a JVM that
- * was starting when first seen. */
+ * what the walker knows has just grown (java_process_walker_info): a JVM
+ * that was starting when first seen. */
 bool java_process_poll(struct java_process *jp, uint64_t now_ns, bool retired);
 
 /* Names JIT code at addr as of ts (struct user_names.name_jit). */

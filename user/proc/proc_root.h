@@ -24,4 +24,13 @@ int proc_root_open(pid_t pid, const char *path, int flags);
  * included: the open does not wait for a writer), or -errno. */
 int proc_root_open_published(pid_t pid, const char *path_fmt);
 
+struct proc_map;
+
+/* Opens the very file behind mapping m of pid: /proc/PID/map_files (root
+ * only; survives deletion and renames), else its path as the process sees
+ * it, else as we do. The file must be regular and, on the mapping's
+ * filesystem, the same inode (-ESTALE: replaced since it was mapped, its
+ * symbols would be wrong). Returns the fd or -errno. */
+int proc_root_open_mapping(pid_t pid, const struct proc_map *m);
+
 #endif

@@ -182,47 +182,6 @@ static struct binary *new_binary(struct binary_cache *bc, const char *basename,
 	return b;
 }
 
-/* Opens the file behind mapping m as process pid sees it.  -errno. */
-static int open_mapped_file(pid_t pid, const struct proc_map *m)
-{
-	char path[80];
-	struct stat st;
-	int fd;
-
-	/* The exact file mapped (root only; survives deletion and renames). */
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
-		 m->start, m->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	if (m->deleted)
-		return -ENOENT;
-	for (int attempt = 0; attempt < 2; attempt++) {
-		/* As the process sees the path, then as we do. */
-		fd = attempt == 0 ? proc_root_open(pid, m->path, O_RDONLY)
-				  : open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-		if (attempt == 1 && fd < 0)
-			fd = -errno;
-		if (fd < 0)
-			continue;
-		if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-			close(fd);
-			fd = -EPERM;
-			continue;
-		}
-		/* Same filesystem but another inode: the file was replaced since
-		 * it was mapped; its symbols would be wrong.  (A different device
-		 * is expected through overlayfs, so that alone is accepted.) */
-		if (st.st_dev == makedev(m->dev_major, m->dev_minor) && st.st_ino != m->inode) {
-			close(fd);
-			fd = -ESTALE;
-			continue;
-		}
-		return fd;
-	}
-	return fd;
-}
-
 /* A separate debug file found by build-id, for binaries shipped stripped. */
 static struct elf_symbols *load_debug_file(pid_t pid, const uint8_t *id, size_t id_len)
 {
@@ -278,7 +237,7 @@ const struct binary *binary_cache_get(struct binary_cache *bc, pid_t pid,
 	if (b)
 		return b;
 
-	fd = open_mapped_file(pid, m);
+	fd = proc_root_open_mapping(pid, m);
 	if (fd < 0) {
 		sp_debug("pid %d: open %s: %s", (int)pid, m->path, strerror(-fd));
 		b = new_binary(bc, basename_of(m->path), NULL);
