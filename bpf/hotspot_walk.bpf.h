@@ -13,7 +13,8 @@
  * The stack is copied in 32 KiB windows where its top is known (a
  * JavaThread's _stack_base) and walked in the copy: one read per window
  * costs about what two single reads do. Elsewhere frames are read one by one.
- * Only the current task's stack can be read (sampling, switch-out).
+ * The current task's stack is read directly (sampling, switch-out); another
+ * task's only from sleepable programs (bpf_copy_from_user_task).
  */
 #ifndef SPARKPROF_HOTSPOT_WALK_BPF_H
 #define SPARKPROF_HOTSPOT_WALK_BPF_H

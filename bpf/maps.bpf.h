@@ -42,9 +42,11 @@ struct {
 	__type(value, __u8);
 } known_tgids SEC(".maps");
 
-/* JVMs whose user stacks are walked by hotspot_walk.bpf.h (tgid -> layout). */
+/* JVMs whose user stacks are walked by hotspot_walk.bpf.h (tgid -> layout).
+ * Nobody deletes the entry of a JVM that exits (its start time keeps a
+ * later process with its pid from using it): LRU makes room for new ones. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u32);
 	__type(value, struct sp_hotspot_info);

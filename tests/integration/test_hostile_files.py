@@ -51,6 +51,8 @@ def nobody_jvm(jdks):
 @pytest.mark.parametrize("planted", ["/tmp/perf-{pid}.map", "/tmp/sparkprof-{pid}.log"])
 def test_a_fifo_in_tmp_does_not_stall_the_recording(tmp_path, nobody_jvm, planted):
     path = planted.format(pid=nobody_jvm)
+    if os.path.lexists(path):  # left by an earlier JVM with the same pid
+        os.unlink(path)
     subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
                     "mkfifo", path], check=True)
     try:

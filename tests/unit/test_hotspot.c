@@ -382,10 +382,14 @@ static void test_image(void)
 	/* Class unloading frees the Method*, a new one takes its place. */
 	put64(&im, f.method_run + O_CONST_METHOD, f.cm_call);
 	CHECK(hotspot_method_name(hs, f.method_run, false) == run, "without revalidation: cached");
+	CHECK(hotspot_method_name(hs, f.method_run, true) == run,
+	      "revalidated within 100 ms of the last check: cached (bounded cost)");
+	usleep(110 * 1000);
 	CHECK_STR(hotspot_method_name(hs, f.method_run, true), "sp/fake/Cls.call",
-		  "revalidated: a reused Method* is renamed");
+		  "revalidated later: a reused Method* is renamed");
 	CHECK_STR(run, "sp/fake/Cls.run", "and the old name stays valid");
 	put64(&im, f.method_run + O_CONST_METHOD, 0x7f0000000000ull);
+	usleep(110 * 1000);
 	CHECK(!hotspot_method_name(hs, f.method_run, true), "a Method* gone bad: NULL");
 	CHECK(hotspot_cached_methods(hs) == 3, "3 Method*s cached (%zu)", hotspot_cached_methods(hs));
 	hotspot_free(hs);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -52,8 +53,23 @@ struct hs_mem {
 struct cache_entry {
 	uint64_t method;       /* 0: empty slot */
 	uint64_t const_method; /* Method::_constMethod when named */
+	uint64_t checked_ns;   /* when it was last read or revalidated */
 	const char *name;
 };
+
+/* A Method* is revalidated at most this often: a deep or recursive
+ * interpreted stack repeats the same methods in every sample, and one read
+ * each per sample would cost far more than naming the sample. A class
+ * unloaded and its Method* reused within the window is named as before. */
+#define REVALIDATE_NS (100ULL * 1000 * 1000)
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
 
 /* Name copies, shared by equal names (a reused Method* often gets the same
  * name again, and Spark's generated classes repeat names), kept until
@@ -1077,7 +1093,12 @@ static void cache_add(struct hotspot *hs, uint64_t method, uint64_t const_method
 		return;
 	if (hs->cached * 2 >= hs->ncache && cache_grow(hs))
 		return;
-	*cache_slot(hs, method) = (struct cache_entry){ method, const_method, name };
+	*cache_slot(hs, method) = (struct cache_entry){
+		.method = method,
+		.const_method = const_method,
+		.checked_ns = monotonic_ns(),
+		.name = name,
+	};
 	hs->cached++;
 }
 
@@ -1105,8 +1126,13 @@ const char *hotspot_method_name(struct hotspot *hs, uint64_t method, bool revali
 		return NULL;
 	e = cache_find(hs, method);
 	if (e) {
-		int valid = revalidate ? cache_still_valid(hs, e) : 1;
+		uint64_t now = revalidate ? monotonic_ns() : 0;
+		int valid = 1;
 
+		if (revalidate && now - e->checked_ns >= REVALIDATE_NS) {
+			valid = cache_still_valid(hs, e);
+			e->checked_ns = now;
+		}
 		if (valid > 0)
 			return e->name;
 		if (valid < 0)
@@ -1126,6 +1152,7 @@ const char *hotspot_method_name(struct hotspot *hs, uint64_t method, bool revali
 	if (e) {
 		e->const_method = cm;
 		e->name = name;
+		e->checked_ns = monotonic_ns();
 	} else {
 		cache_add(hs, method, cm, name);
 	}

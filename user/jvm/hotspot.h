@@ -46,8 +46,9 @@ void hotspot_walker_info(const struct hotspot *hs, struct sp_hotspot_info *out);
  * when it cannot be read (process gone, not a Method*, or the JVM has shown
  * more distinct names than this module keeps).  With revalidate, a cached
  * entry is checked by re-reading Method::_constMethod (class unloading and
- * redefinition free and reuse Method*s), so a reused Method* is renamed; a
- * cached name is kept when the process is gone. */
+ * redefinition free and reuse Method*s), at most every 100 ms per Method*,
+ * so a reused Method* is renamed; a cached name is kept when the process is
+ * gone. */
 const char *hotspot_method_name(struct hotspot *hs, uint64_t method, bool revalidate);
 
 /* For tests and `sparkprof list`: the JDK major version seen (0 when
