@@ -522,7 +522,7 @@ static void test_elf_lookup(void)
 			      "stripped: the versioned .dynsym symbol alone (%d)", n);
 		}
 		if (getenv("SPARKPROF_WRITE_SEEDS")) {
-			snprintf(cmd, sizeof(cmd), "cp %s $SPARKPROF_WRITE_SEEDS/tls.so", so);
+			snprintf(cmd, sizeof(cmd), "cp %s $SPARKPROF_WRITE_SEEDS/tls.elf-seed", so);
 			run(cmd);
 		}
 	}
