@@ -25,6 +25,7 @@ struct java_process {
 	uint64_t last_hotspot_try_ns;
 	uint64_t first_seen_ns;
 	uint64_t last_helper_check_ns;
+	uint64_t last_perf_map_try_ns;  /* 0: never tried */
 	jvm_helper_thread_listener listener;
 	void *listener_ctx;
 };
@@ -42,8 +43,14 @@ static void find_jit_symbols(struct java_process *jp, uint64_t now_ns)
 		jp->perf_map = NULL;
 		return;
 	}
-	if (!jp->perf_map)
+	/* A perf map is read whole: only the helper's log is looked for at the
+	 * young JVM's fast pace, a map that failed (too big) is not re-read
+	 * every 100 ms. */
+	if (!jp->perf_map && (!jp->last_perf_map_try_ns ||
+			      now_ns - jp->last_perf_map_try_ns >= HELPER_RETRY_NS)) {
+		jp->last_perf_map_try_ns = now_ns;
 		jp->perf_map = perf_map_open(jp->pid);
+	}
 }
 
 struct java_process *java_process_new(pid_t pid, uint64_t now_ns,
