@@ -226,18 +226,26 @@ static int add_symbol(struct elf_symbols *es, struct sym_builder *b, struct elf_
 	return 0;
 }
 
+/* A symbol section's data and how many of its entries to read (at most
+ * MAX_SYMBOLS); 0 when it has none. */
+static size_t symbol_section(Elf_Scn *scn, const GElf_Shdr *sh, Elf_Data **data)
+{
+	size_t count;
+
+	*data = elf_getdata(scn, NULL);
+	if (!*data || sh->sh_entsize == 0)
+		return 0;
+	count = (*data)->d_size / sh->sh_entsize;
+	return count > MAX_SYMBOLS ? MAX_SYMBOLS : count;
+}
+
 /* Appends the function symbols of one symbol section.  Returns how many. */
 static long read_symbol_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 				struct elf_symbols *es, struct sym_builder *b)
 {
-	Elf_Data *data = elf_getdata(scn, NULL);
-	size_t count, added = 0;
+	Elf_Data *data;
+	size_t count = symbol_section(scn, sh, &data), added = 0;
 
-	if (!data || sh->sh_entsize == 0)
-		return 0;
-	count = data->d_size / sh->sh_entsize;
-	if (count > MAX_SYMBOLS)
-		count = MAX_SYMBOLS;
 	for (size_t i = 0; i < count; i++) {
 		GElf_Sym s;
 		const char *name;
@@ -677,14 +685,9 @@ static bool symbol_name_is(const char *sym, const char *want)
 static size_t find_in_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 			      const char *const names[], size_t n, uint64_t values[], bool found[])
 {
-	Elf_Data *data = elf_getdata(scn, NULL);
-	size_t count, hits = 0;
+	Elf_Data *data;
+	size_t count = symbol_section(scn, sh, &data), hits = 0;
 
-	if (!data || sh->sh_entsize == 0)
-		return 0;
-	count = data->d_size / sh->sh_entsize;
-	if (count > MAX_SYMBOLS)
-		count = MAX_SYMBOLS;
 	for (size_t i = 0; i < count; i++) {
 		const char *name;
 		GElf_Sym s;
