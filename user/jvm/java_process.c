@@ -7,12 +7,9 @@
 #include "proc/ns_tids.h"
 #include "symbols/perf_map.h"
 
-/* A JVM without the helper's log is looked at again: often while it is
- * young (a short JVM's log must be opened before it exits; once open, it
- * stays readable), then now and then (the helper may be attached late). */
-#define HELPER_RETRY_YOUNG_NS (100ULL * 1000 * 1000)
+#define RETRY_YOUNG_NS (100ULL * 1000 * 1000)
 #define YOUNG_NS (10000ULL * 1000 * 1000)
-#define HELPER_RETRY_NS (2000ULL * 1000 * 1000)
+#define RETRY_NS (2000ULL * 1000 * 1000)
 #define HOTSPOT_RETRY_NS (250ULL * 1000 * 1000)
 
 struct java_process {
@@ -29,6 +26,13 @@ struct java_process {
 	jvm_helper_thread_listener listener;
 	void *listener_ctx;
 };
+
+bool java_look_again(uint64_t first_seen_ns, uint64_t last_look_ns, uint64_t now_ns)
+{
+	uint64_t every = now_ns - first_seen_ns < YOUNG_NS ? RETRY_YOUNG_NS : RETRY_NS;
+
+	return now_ns - last_look_ns >= every;
+}
 
 static void find_jit_symbols(struct java_process *jp, uint64_t now_ns)
 {
@@ -47,7 +51,7 @@ static void find_jit_symbols(struct java_process *jp, uint64_t now_ns)
 	 * young JVM's fast pace, a map that failed (too big) is not re-read
 	 * every 100 ms. */
 	if (!jp->perf_map && (!jp->last_perf_map_try_ns ||
-			      now_ns - jp->last_perf_map_try_ns >= HELPER_RETRY_NS)) {
+			      now_ns - jp->last_perf_map_try_ns >= RETRY_NS)) {
 		jp->last_perf_map_try_ns = now_ns;
 		jp->perf_map = perf_map_open(jp->pid);
 	}
@@ -104,9 +108,7 @@ bool java_process_poll(struct java_process *jp, uint64_t now_ns, bool retired)
 	}
 	if (jp->helper)
 		jvm_helper_log_poll(jp->helper);
-	else if (!retired && now_ns - jp->last_helper_check_ns >=
-				     (now_ns - jp->first_seen_ns < YOUNG_NS ? HELPER_RETRY_YOUNG_NS
-									    : HELPER_RETRY_NS))
+	else if (!retired && java_look_again(jp->first_seen_ns, jp->last_helper_check_ns, now_ns))
 		find_jit_symbols(jp, now_ns);
 	return walkable;
 }

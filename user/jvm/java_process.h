@@ -24,6 +24,12 @@
 
 struct java_process;
 
+/* Whether to look at a process again for what a starting JVM publishes late
+ * (libjvm.so, the helper's log): every 100 ms in its first 10 s after
+ * first_seen_ns (a short JVM must be caught alive), then every 2 s (the
+ * helper may be attached late). */
+bool java_look_again(uint64_t first_seen_ns, uint64_t last_look_ns, uint64_t now_ns);
+
 /* Looks for pid's helper log (or perf map) now. Every thread record read
  * from the log is passed to fn, in log order, from the first on. NULL when
  * out of memory. */

@@ -22,13 +22,9 @@
 #include "symbols/stack_resolver.h"
 
 #define NSEC_PER_MSEC 1000000ULL
-/* How often helper logs are read, and how often a "java" process that has
- * not mapped libjvm.so yet is checked again: often in its first seconds (a
- * short JVM must be caught alive), then now and then. */
+/* How often helper logs are read (a "java" process that has not mapped
+ * libjvm.so yet is checked again as java_look_again says). */
 #define HELPER_POLL_NS (100 * NSEC_PER_MSEC)
-#define JVM_RETRY_YOUNG_NS (100 * NSEC_PER_MSEC)
-#define JVM_YOUNG_NS (10000 * NSEC_PER_MSEC)
-#define JVM_RETRY_NS (2000 * NSEC_PER_MSEC)
 
 /* A record waiting to be named: the BPF record without its unused stack
  * slots. */
@@ -329,8 +325,7 @@ static int poll_jvm(struct process *p, void *ctx)
 	}
 	/* A retired entry's pid now runs another program: nothing to find. */
 	if (p->retired || strcmp(p->comm, "java") ||
-	    now - p->last_jvm_check_ns < (now - p->first_seen_ns < JVM_YOUNG_NS ? JVM_RETRY_YOUNG_NS
-										 : JVM_RETRY_NS))
+	    !java_look_again(p->first_seen_ns, p->last_jvm_check_ns, now))
 		return 0;
 	p->last_jvm_check_ns = now;
 	if (jvm_process_has_library(p->pid, "libjvm.so") > 0)
