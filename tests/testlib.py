@@ -74,3 +74,15 @@ def process_root(stacks, pid):
         if root.endswith(suffix):
             return root
     return None
+
+
+def remove_helper_files(pids):
+    """The helper's log and perf map of JVMs a test started and that are gone
+    (a few MB each in /tmp; a later JVM that gets the same pid must not find
+    them)."""
+    for pid in pids:
+        for path in (f"/tmp/sparkprof-{pid}.log", f"/tmp/perf-{pid}.map"):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from testlib import ROOT, read_folded, read_summary, record
+from testlib import ROOT, read_folded, read_summary, record, remove_helper_files
 
 JAVA_SRC = os.path.join(ROOT, "tests", "java", "JavaStacks.java")
 INTERP_CHAIN = ["JavaStacks$InterpChain.outer", "JavaStacks$InterpChain.middle",
@@ -42,6 +42,7 @@ class Workload:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        remove_helper_files([self.pid])
 
 
 def thread_stacks(stacks, pid, thread):

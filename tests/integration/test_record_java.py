@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from testlib import ROOT, SPARKPROF, read_folded, record
+from testlib import ROOT, SPARKPROF, read_folded, record, remove_helper_files
 
 JAVA_SRC = os.path.join(ROOT, "tests", "java", "HotMethods.java")
 HOT = {0: "HotAlpha.spin", 1: "HotBeta.spin", 2: "HotGamma.spin"}
@@ -59,6 +59,7 @@ class JavaWorkload:
             self.proc.kill()
             self.proc.wait()
         self.reader.join(timeout=10)
+        remove_helper_files([self.pid])
 
 
 def host_pid_of(wrapper_pid):
@@ -242,8 +243,7 @@ def test_malformed_perf_map_without_helper_is_survived(tmp_path, jdks, hot_class
         time.sleep(2)
         record(tmp_path, "-p", work.pid, "-t", "-F", 499, "-d", 3)
     finally:
-        work.finish()
-        os.unlink(map_path)
+        work.finish()  # removes the map too
     by_thread = thread_samples(read_folded(tmp_path / "all.folded"), work.pid)
     worker = by_thread.get("hot-worker-0", [])
     assert sum(c for _, c in worker) > 100, sorted(by_thread)

@@ -25,7 +25,7 @@ import time
 import pytest
 
 import spark_sim
-from testlib import SPARKPROF, read_folded, read_summary, record
+from testlib import SPARKPROF, read_folded, read_summary, record, remove_helper_files
 
 SPARK_FRAME = "org/apache/spark/"
 TASK_THREAD = "Executor task launch worker"
@@ -47,17 +47,6 @@ def record_sim(out_dir, tmp_path, classpath, agent_path, java_home, *record_args
     truth = spark_sim.load_truth(truth_path)
     remove_helper_files([truth["pid"]])
     return truth
-
-
-def remove_helper_files(pids):
-    """The helper's log and perf map of JVMs this test started and that are
-    gone (a few MB each in /tmp)."""
-    for pid in pids:
-        for path in (f"/tmp/sparkprof-{pid}.log", f"/tmp/perf-{pid}.map"):
-            try:
-                os.unlink(path)
-            except FileNotFoundError:
-                pass
 
 
 def exec_dir(out_dir):
