@@ -19,6 +19,21 @@ def record(out_dir, *args, timeout=180, check=True):
     return proc
 
 
+def record_measured(out_dir, *args, timeout=180):
+    """Runs `sparkprof record -o out_dir ARGS` as the only child of a fresh
+    Python; returns (CompletedProcess, wall seconds, peak RSS in MiB)."""
+    wrapper = ("import resource, subprocess, sys, time\n"
+               "t = time.monotonic()\n"
+               "rc = subprocess.run(sys.argv[1:]).returncode\n"
+               "print(time.monotonic() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,"
+               " file=sys.stderr)\n"
+               "sys.exit(rc)\n")
+    cmd = ["python3", "-c", wrapper, SPARKPROF, "record", "-o", str(out_dir), *map(str, args)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    last = proc.stderr.strip().splitlines()[-1].split()
+    return proc, float(last[0]), int(last[1]) / 1024
+
+
 def read_folded(path):
     """Returns a Counter {stack text: count} of a folded file."""
     stacks = Counter()

@@ -229,6 +229,7 @@ int cmd_record(int argc, char **argv)
 	const char *dir;
 	bool filter, with_off_cpu;
 	int exit_code = 1;
+	uint64_t launch_mono = clock_ns(CLOCK_MONOTONIC);
 
 	if (record_options_parse(&opts, argc, argv))
 		return 2;
@@ -268,6 +269,7 @@ int cmd_record(int argc, char **argv)
 		.output_dir = dir,
 		.start_monotonic_ns = start_mono,
 		.start_realtime_ns = start_real,
+		.launch_monotonic_ns = launch_mono,
 		.resolve_delay_ns = RESOLVE_DELAY_NS,
 		.on_new_process = mark_known,
 		.on_jvm = opts.java_walker ? describe_jvm : NULL,
@@ -313,6 +315,7 @@ int cmd_record(int argc, char **argv)
 	if (bpf_sampler_start(sampler) || (offcpu && bpf_offcpu_start(offcpu)))
 		goto out;
 	start_mono = clock_ns(CLOCK_MONOTONIC);
+	recorder_sampling_started(rec, start_mono);
 	if (opts.command)
 		child_command_release(&child);
 	sp_info("recording into %s%s", dir,

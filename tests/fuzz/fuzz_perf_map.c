@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (perf_map_lookup(m, probes[i], &f))
 			seen += strlen(f.name);
 	}
-	seen += perf_map_count(m) + perf_map_malformed(m);
+	seen += perf_map_get_stats(m)->entries + perf_map_get_stats(m)->malformed;
 	perf_map_free(m);
 	return seen == (size_t)-1;
 }

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from testlib import read_folded, record
+from testlib import read_folded, read_summary, record, record_measured
 
 BUSY_JAVA = """
 public class Busy {
@@ -63,6 +63,67 @@ def test_a_fifo_in_tmp_does_not_stall_the_recording(tmp_path, nobody_jvm, plante
         os.unlink(path)
     # Start-up and writing take about 2 s here; a blocked open never returns.
     assert elapsed < 8, f"record -d 3 took {elapsed:.1f} s"
+    stacks = read_folded(tmp_path / "out" / "all.folded")
+    assert sum(c for s, c in stacks.items() if s.startswith(f"java-{nobody_jvm};")) > 50, \
+        "the JVM's samples were recorded"
+
+
+def plant_as_nobody(path, write):
+    """Makes path as the nobody user (it is their JVM's file) with write(f)."""
+    if os.path.lexists(path):  # left by an earlier JVM with the same pid
+        os.unlink(path)
+    with open(path, "wb") as f:
+        write(f)
+    nobody = pwd.getpwnam("nobody")
+    os.chown(path, nobody.pw_uid, nobody.pw_gid)
+
+
+def sparse_gigabyte(f):
+    f.write(b"1000 10 Planted.first\n")
+    f.truncate(1 << 30)
+    f.seek(0, os.SEEK_END)
+    f.write(b"\n2000 10 Planted.last\n")
+
+
+def millions_of_lines(f):
+    # 3M entries, about 80 MB, nowhere near the JVM's code: they name nothing.
+    line = b"%x 10 org/hostile/Planted%07d.method\n"
+    for chunk in range(30):
+        f.write(b"".join(line % (0x10000 + i * 16, i)
+                         for i in range(chunk * 100000, (chunk + 1) * 100000)))
+
+
+# The same recording without a planted map peaks near 58 MiB here; before
+# the bounds, these maps took it to 574 and 433 MiB.
+RSS_BOUND_MIB = 96
+
+
+@pytest.mark.parametrize("planted", [sparse_gigabyte, millions_of_lines],
+                         ids=["1GB-sparse", "3M-lines"])
+def test_a_huge_perf_map_costs_bounded_memory_and_time(tmp_path, nobody_jvm, planted):
+    path = f"/tmp/perf-{nobody_jvm}.map"
+    plant_as_nobody(path, planted)
+    try:
+        proc, wall, rss_mib = record_measured(tmp_path / "out", "-a", "-d", "3", timeout=60)
+    finally:
+        os.unlink(path)
+    assert proc.returncode == 0, proc.stderr
+    summary = read_summary(tmp_path / "out")
+    # Ends within a second of -d, beyond the start-up it reports.
+    assert wall < 3 + summary["startup_s"] + 1, (wall, summary["startup_s"])
+    assert rss_mib < RSS_BOUND_MIB, f"peak RSS {rss_mib:.0f} MiB"
+    jvm = [p for p in summary["processes"] if p["pid"] == nobody_jvm]
+    assert jvm and jvm[0]["jvm"], summary["processes"]
+    perf_map = jvm[0]["perf_map"]
+    # What was left out is counted for this process.
+    assert perf_map and (perf_map["bytes_skipped"] > 0 or perf_map["entries_dropped"] > 0), perf_map
+    if planted is sparse_gigabyte:
+        assert perf_map["bytes_skipped"] >= (1 << 30) - (8 << 20), perf_map
+        assert perf_map["entries"] == 1, perf_map
+    else:
+        # The last 8 MiB hold more lines than the entry bound.
+        assert perf_map["entries"] == 128 * 1024 and perf_map["entries_dropped"] > 0, perf_map
+        assert perf_map["bytes_skipped"] > 100_000_000, perf_map
     stacks = read_folded(tmp_path / "out" / "all.folded")
     assert sum(c for s, c in stacks.items() if s.startswith(f"java-{nobody_jvm};")) > 50, \
         "the JVM's samples were recorded"

@@ -58,12 +58,12 @@ int main(void)
 	CHECK_STR(lookup(m, 0x7f0000001095, NULL), "org/apache/spark/executor/Executor$TaskRunner.run",
 		  "outside the overlap the older entry remains");
 	CHECK_STR(lookup(m, 0x7f0000007010, NULL), "tabs/Sep.m", "tab separators and a last line without newline");
-	CHECK(perf_map_count(m) == 7, "7 entries kept (got %zu)", perf_map_count(m));
-	CHECK(perf_map_malformed(m) == 6, "6 malformed lines (got %zu)", perf_map_malformed(m));
+	CHECK(perf_map_get_stats(m)->entries == 7, "7 entries kept (got %llu)", (unsigned long long)perf_map_get_stats(m)->entries);
+	CHECK(perf_map_get_stats(m)->malformed == 6, "6 malformed lines (got %llu)", (unsigned long long)perf_map_get_stats(m)->malformed);
 	perf_map_free(m);
 
 	m = perf_map_parse(NULL, 0);
-	CHECK(m && perf_map_count(m) == 0 && !lookup(m, 1, NULL), "an empty map");
+	CHECK(m && perf_map_get_stats(m)->entries == 0 && !lookup(m, 1, NULL), "an empty map");
 	perf_map_free(m);
 
 	/* A real file, read the way the profiler reads a JVM's map. */
@@ -73,8 +73,35 @@ int main(void)
 	fprintf(f, "1000 10 A.a\n2000 10 B.b\n");
 	fclose(f);
 	m = perf_map_open(getpid());
-	CHECK(m && perf_map_count(m) == 2, "perf_map_open reads /proc/PID/root/tmp/perf-PID.map");
+	CHECK(m && perf_map_get_stats(m)->entries == 2, "perf_map_open reads /proc/PID/root/tmp/perf-PID.map");
 	CHECK_STR(m ? lookup(m, 0x2005, NULL) : NULL, "B.b", "and names from it");
+	perf_map_free(m);
+	/* Bounds: a map past 8 MiB is read from its end (later lines are newer),
+	 * and past 128 Ki entries the oldest go; both are counted. */
+	f = fopen(path, "w");
+	for (unsigned i = 0; i < 200000; i++)   /* 200k entries, 14 bytes each */
+		fprintf(f, "%x 8 M%06u\n", 0x100000 + i * 16, i);
+	fclose(f);
+	m = perf_map_open(getpid());
+	CHECK(m && perf_map_get_stats(m)->entries == 131072 &&
+	      perf_map_get_stats(m)->entries_dropped == 200000 - 131072,
+	      "past 128 Ki entries the oldest are dropped and counted");
+	CHECK_STR(m ? lookup(m, 0x100000 + 199999 * 16, NULL) : NULL, "M199999", "the last entry is kept");
+	CHECK(m && !lookup(m, 0x100000, NULL), "the first is not");
+	perf_map_free(m);
+	f = fopen(path, "w");
+	fprintf(f, "1000 10 Old.first\n");
+	CHECK(ftruncate(fileno(f), 64u << 20) == 0, "a 64 MiB map, mostly a hole");
+	fseek(f, 0, SEEK_END);
+	fprintf(f, "\n2000 10 New.last\n");
+	fclose(f);
+	m = perf_map_open(getpid());
+	CHECK(m && perf_map_get_stats(m)->bytes_skipped >= (56u << 20) &&
+	      perf_map_get_stats(m)->entries == 1,
+	      "past 8 MiB only the end is read (skipped %llu)",
+	      m ? (unsigned long long)perf_map_get_stats(m)->bytes_skipped : 0ULL);
+	CHECK_STR(m ? lookup(m, 0x2001, NULL) : NULL, "New.last", "and named from");
+	CHECK(m && !lookup(m, 0x1001, NULL), "the start is not read");
 	perf_map_free(m);
 	/* Someone else's file, or a symlink, is not taken for the map. */
 	int chowned = chown(path, 12345, 12345);

@@ -147,9 +147,9 @@ bool java_process_has_helper(const struct java_process *jp)
 	return jp->helper != NULL;
 }
 
-bool java_process_has_perf_map(const struct java_process *jp)
+const struct perf_map_stats *java_process_perf_map_stats(const struct java_process *jp)
 {
-	return jp->perf_map != NULL;
+	return jp->perf_map ? perf_map_get_stats(jp->perf_map) : NULL;
 }
 
 bool java_process_walker_info(const struct java_process *jp, struct sp_hotspot_info *out)

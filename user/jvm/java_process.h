@@ -20,6 +20,7 @@
 
 #include "base/frame.h"
 #include "jvm/jvm_helper_log.h"
+#include "symbols/perf_map.h"
 #include "sparkprof_events.h"
 
 struct java_process;
@@ -70,6 +71,7 @@ void java_process_read_methods(struct java_process *jp, const uint64_t *user, si
 int java_process_name_method(void *jp, uint64_t method, struct frame *out);
 
 bool java_process_has_helper(const struct java_process *jp);
-bool java_process_has_perf_map(const struct java_process *jp);
+/* What reading its perf map kept and left out; NULL without one. */
+const struct perf_map_stats *java_process_perf_map_stats(const struct java_process *jp);
 
 #endif

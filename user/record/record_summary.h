@@ -1,6 +1,6 @@
 /* record_summary.h - DIR/summary.json: what was recorded and what was lost.
  *
- * Start time, duration, frequency, samples, lost samples by cause, frames
+ * Start time, recording time (duration_s) and start-up time, frequency, samples, lost samples by cause, frames
  * that could not be named, samples per process, and per Spark executor and
  * stage: samples, share and tasks seen.
  */
@@ -19,7 +19,8 @@ struct profile_outputs;
 struct record_summary_input {
 	const struct record_options *opts;
 	const char *output_dir;
-	uint64_t start_monotonic_ns, start_realtime_ns, end_monotonic_ns;
+	uint64_t launch_monotonic_ns;   /* the command began */
+	uint64_t start_monotonic_ns, start_realtime_ns, end_monotonic_ns; /* sampling */
 	const uint64_t *counters;       /* SP_CNT_MAX BPF counters */
 	uint64_t bad_records;
 	struct process_table *processes;

@@ -129,6 +129,11 @@ fail:
 	return NULL;
 }
 
+void recorder_sampling_started(struct recorder *rec, uint64_t start_monotonic_ns)
+{
+	rec->cfg.start_monotonic_ns = start_monotonic_ns;
+}
+
 void recorder_set_new_process_ctx(struct recorder *rec, void *ctx)
 {
 	rec->cfg.ctx = ctx;
@@ -438,6 +443,7 @@ int recorder_finish(struct recorder *rec, const uint64_t counters[SP_CNT_MAX],
 	struct record_summary_input in = {
 		.opts = rec->cfg.opts,
 		.output_dir = rec->cfg.output_dir,
+		.launch_monotonic_ns = rec->cfg.launch_monotonic_ns,
 		.start_monotonic_ns = rec->cfg.start_monotonic_ns,
 		.start_realtime_ns = rec->cfg.start_realtime_ns,
 		.end_monotonic_ns = end_monotonic_ns,

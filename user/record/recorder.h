@@ -23,6 +23,7 @@ struct recorder_config {
 	const struct record_options *opts;
 	const char *output_dir;
 	uint64_t start_monotonic_ns, start_realtime_ns;
+	uint64_t launch_monotonic_ns;   /* when the command began (start-up) */
 	uint64_t resolve_delay_ns;
 	/* Called for each process seen for the first time, just before it is
 	 * inspected: the sampler stops forcing wake-ups for it and reports
@@ -40,6 +41,9 @@ struct recorder *recorder_new(const struct recorder_config *config);
  * recorder, which is its record callback's context). */
 void recorder_set_new_process_ctx(struct recorder *rec, void *ctx);
 void recorder_free(struct recorder *rec);
+
+/* Sampling began at start_monotonic_ns: what came before was start-up. */
+void recorder_sampling_started(struct recorder *rec, uint64_t start_monotonic_ns);
 
 /* The ring-buffer callback: queues one record. Always returns 0: a bad
  * record is counted, not fatal. */

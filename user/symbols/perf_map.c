@@ -4,25 +4,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "proc/proc_root.h"
 #include "symbols/perf_map.h"
 
-#define MAX_MAP_BYTES (512u << 20)
+/* What one process's map may cost us (a map is outside input: anyone can
+ * write /tmp/perf-PID.map for their own process).  Real JVM maps hold tens of
+ * thousands of entries in a few MiB; past the bound, the end of the file is
+ * kept, since later lines are newer. */
+#define MAX_MAP_BYTES (8u << 20)
+#define MAX_MAP_ENTRIES (128u << 10)
 
 struct perf_map_entry {
 	uint64_t start, end;
-	size_t line;         /* later lines win */
-	const char *name;    /* into names */
-	enum frame_type type;
+	uint32_t name;       /* offset into names */
+	uint32_t line;       /* later lines win */
+	uint8_t type;        /* enum frame_type */
 };
 
 struct perf_map {
 	struct perf_map_entry *v;    /* sorted by start */
 	uint64_t *max_end;           /* prefix maximum of end */
 	size_t n;
-	size_t malformed;
+	struct perf_map_stats stats;
 	char *names;
 };
 
@@ -80,12 +86,21 @@ struct perf_map *perf_map_parse(const char *buf, size_t len)
 		goto nomem;
 	if (!buf)
 		len = 0;
+	if (len >= UINT32_MAX) {   /* names are kept by 32-bit offsets */
+		perf_map_free(m);
+		errno = EFBIG;
+		return NULL;
+	}
 	/* Names are copied, NUL-terminated, into one buffer of len + 1. */
 	m->names = malloc(len + 1);
 	size_t lines = 0;
 	for (size_t i = 0; i < len; i++)
 		lines += buf[i] == '\n';
-	m->v = malloc((lines + 1) * sizeof(*m->v));
+	if (len && buf[len - 1] != '\n')
+		lines++;    /* a last line without its newline */
+	/* Over the bound, the oldest lines go: later lines win anyway. */
+	size_t skip = lines > MAX_MAP_ENTRIES ? lines - MAX_MAP_ENTRIES : 0;
+	m->v = malloc((lines - skip + 1) * sizeof(*m->v));
 	if (!m->names || !m->v)
 		goto nomem;
 	size_t names_len = 0, line_no = 0;
@@ -97,6 +112,10 @@ struct perf_map *perf_map_parse(const char *buf, size_t len)
 			end--;
 		if (end == line)
 			continue;   /* blank lines are not an error */
+		if (line_no < skip) {
+			m->stats.entries_dropped++;
+			continue;
+		}
 		const char *p = line;
 		uint64_t start, size;
 		if (parse_hex(&p, end, &start) < 0)
@@ -113,11 +132,18 @@ struct perf_map *perf_map_parse(const char *buf, size_t len)
 		memcpy(name, p, end - p);
 		name[end - p] = 0;
 		names_len += end - p + 1;
-		m->v[m->n++] = (struct perf_map_entry){ start, start + size, line_no, name, type_of(name) };
+		m->v[m->n++] = (struct perf_map_entry){ start, start + size,
+							(uint32_t)(name - m->names),
+							(uint32_t)line_no, type_of(name) };
 		continue;
 bad:
-		m->malformed++;
+		m->stats.malformed++;
 	}
+	/* Keep only what the entries use. */
+	char *names = realloc(m->names, names_len ? names_len : 1);
+	if (names)
+		m->names = names;
+	m->stats.entries = m->n;
 	qsort(m->v, m->n, sizeof(*m->v), by_start);
 	m->max_end = malloc((m->n + 1) * sizeof(*m->max_end));
 	if (!m->max_end)
@@ -163,59 +189,78 @@ int perf_map_lookup(const struct perf_map *m, uint64_t addr, struct frame *out)
 			best = &m->v[i];
 	if (!best)
 		return 0;
-	*out = (struct frame){ best->name, best->type };
+	*out = (struct frame){ m->names + best->name, (enum frame_type)best->type };
 	return 1;
 }
 
-size_t perf_map_count(const struct perf_map *m)
+const struct perf_map_stats *perf_map_get_stats(const struct perf_map *m)
 {
-	return m ? m->n : 0;
+	return &m->stats;
 }
 
-size_t perf_map_malformed(const struct perf_map *m)
+/* Reads at most MAX_MAP_BYTES: the end of a longer file, from its first
+ * whole line.  *skipped counts the bytes left out. */
+static char *read_tail(int fd, size_t *len, uint64_t *skipped)
 {
-	return m ? m->malformed : 0;
+	struct stat st;
+	char *buf;
+	off_t from = 0;
+	size_t have = 0;
+
+	if (fstat(fd, &st))
+		return NULL;
+	if (st.st_size > (off_t)MAX_MAP_BYTES)
+		from = st.st_size - MAX_MAP_BYTES;
+	buf = malloc(MAX_MAP_BYTES);
+	if (!buf)
+		return NULL;
+	while (have < MAX_MAP_BYTES) {
+		ssize_t r = pread(fd, buf + have, MAX_MAP_BYTES - have, from + (off_t)have);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			free(buf);
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		have += (size_t)r;
+	}
+	*skipped = (uint64_t)from;
+	if (from > 0) {
+		/* The first line was cut: it starts after the first newline. */
+		char *nl = memchr(buf, '\n', have);
+		size_t cut = nl ? (size_t)(nl - buf) + 1 : have;
+
+		memmove(buf, buf + cut, have - cut);
+		have -= cut;
+		*skipped += cut;
+	}
+	*len = have;
+	return buf;
 }
 
 struct perf_map *perf_map_open(pid_t pid)
 {
 	int fd = proc_root_open_published(pid, "/tmp/perf-%d.map");
+	uint64_t skipped = 0;
+	size_t len = 0;
+	char *buf;
+	struct perf_map *m = NULL;
+
 	if (fd < 0) {
 		errno = -fd;
 		return NULL;
 	}
-	size_t cap = 1 << 20, len = 0;
-	char *buf = malloc(cap);
-	int err = buf ? 0 : ENOMEM;
-	while (!err) {
-		if (len == cap) {
-			if (cap >= MAX_MAP_BYTES) {
-				err = EFBIG;
-				break;
-			}
-			char *n = realloc(buf, cap * 2);
-			if (!n) {
-				err = ENOMEM;
-				break;
-			}
-			buf = n;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, buf + len, cap - len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			err = errno;
-		else if (r == 0)
-			break;
-		else
-			len += r;
-	}
+	buf = read_tail(fd, &len, &skipped);
+	if (buf)
+		m = perf_map_parse(buf, len);
+	int err = errno;
 	close(fd);
-	struct perf_map *m = err ? NULL : perf_map_parse(buf, len);
-	if (!m && !err)
-		err = errno;
 	free(buf);
+	if (m)
+		m->stats.bytes_skipped = skipped;
 	errno = err;
 	return m;
 }

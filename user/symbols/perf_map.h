@@ -6,7 +6,9 @@
  * snapshot without times: when entries overlap (append-only writers after
  * code-cache reuse), the later line wins, and a name may be stale, which is
  * why the helper's log (jvm_helper_log.h) is preferred when there is one.
- * Malformed lines are skipped and counted.
+ * Malformed lines are skipped and counted.  What one map may cost is
+ * bounded: 8 MiB of text (the end of a longer file) and 128 Ki entries (the
+ * last ones), both counted in its stats.
  */
 #ifndef SPARKPROF_PERF_MAP_H
 #define SPARKPROF_PERF_MAP_H
@@ -19,7 +21,8 @@
 
 struct perf_map;
 
-/* Parses a map's text (trusts nothing).  NULL with errno ENOMEM only. */
+/* Parses a map's text (trusts nothing).  NULL with errno ENOMEM, or EFBIG
+ * for 4 GiB of text. */
 struct perf_map *perf_map_parse(const char *buf, size_t len);
 
 /* Reads /proc/PID/root/tmp/perf-<NSPID>.map (resolved inside the process's
@@ -34,7 +37,12 @@ void perf_map_free(struct perf_map *map);
  * Java methods, FRAME_NATIVE for other stubs), or 0. */
 int perf_map_lookup(const struct perf_map *map, uint64_t addr, struct frame *out);
 
-size_t perf_map_count(const struct perf_map *map);     /* entries kept */
-size_t perf_map_malformed(const struct perf_map *map); /* lines skipped */
+struct perf_map_stats {
+	uint64_t entries;          /* kept */
+	uint64_t malformed;        /* lines skipped */
+	uint64_t entries_dropped;  /* older lines past the entry bound */
+	uint64_t bytes_skipped;    /* of a file past the byte bound (its start) */
+};
+const struct perf_map_stats *perf_map_get_stats(const struct perf_map *map);
 
 #endif
