@@ -213,6 +213,14 @@ static void print_summary(const char *dir, const uint64_t *counters,
 	fprintf(stderr, "\nsparkprof: wrote %s/all.folded and %s/summary.json\n", dir, dir);
 }
 
+static bool access_summary(const char *dir)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/summary.json", dir);
+	return access(path, F_OK) == 0;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_options opts;
@@ -362,6 +370,9 @@ int cmd_record(int argc, char **argv)
 		exit_code = 0;
 		if (opts.command && child.exited && child.exit_status)
 			exit_code = child.exit_status;
+	} else {
+		sp_err("the recording in %s is incomplete: the files above could not be written%s",
+		       dir, access_summary(dir) ? " (summary.json lists them)" : "");
 	}
 out:
 	if (opts.command && !child.exited)

@@ -8,16 +8,21 @@
 
 struct atomic_file {
 	FILE *file;
+	int fd;
+	int write_errno;   /* the first failed write's errno: stdio forgets it */
 	char path[PATH_MAX];
 	char tmp[PATH_MAX];
 };
 
-/* Creates PATH.tmp; returns its stream, or NULL after a message naming it. */
+/* Creates PATH.tmp; returns its stream, or NULL after a message naming it.
+ * af must stay where it is until atomic_file_commit(). */
 FILE *atomic_file_open(struct atomic_file *af, const char *path);
 
 /* Closes the stream and renames it into place, unless err (the caller's
  * own write error, -errno) or the close failed: then the temporary file is
- * removed. Returns 0 or -errno, after a message naming the file. */
+ * removed. Returns 0 or -errno (the real cause, e.g. ENOSPC, also when the
+ * caller passed -EIO for a failed write to the stream), after a message
+ * naming the file. */
 int atomic_file_commit(struct atomic_file *af, int err);
 
 #endif

@@ -22,6 +22,7 @@ struct profile_output {
 	uint64_t cpu_period_ns;         /* what one on-CPU sample weighs in .wall */
 	struct jfr_writer *jfr;         /* opened at the first sample */
 	bool jfr_failed;                /* reported once; the folded files go on */
+	int errors[OUTPUT_FILE_KINDS];  /* -errno of each file that failed */
 	uint64_t wall_carry_ns;         /* time not yet written as a JFR wall sample */
 	struct output_stats stats;
 };
@@ -192,8 +193,9 @@ static void add_jfr(const struct profile_outputs *outs, struct profile_output *o
 
 	if (o->jfr_failed)
 		return;
-	if (!o->jfr && open_jfr(outs, o)) {
+	if (!o->jfr && (err = open_jfr(outs, o))) {
 		o->jfr_failed = true;
+		o->errors[OUTPUT_JFR] = err;
 		return;
 	}
 	if (s->kind == SAMPLE_CPU)
@@ -209,6 +211,7 @@ static void add_jfr(const struct profile_outputs *outs, struct profile_output *o
 		sp_err("write %s/%s.jfr: %s; its folded profiles are still written", outs->dir,
 		       o->name, strerror(-err));
 		o->jfr_failed = true;
+		o->errors[OUTPUT_JFR] = err;
 	}
 }
 
@@ -274,23 +277,29 @@ static int write_one(const char *name, void *value, void *ctx)
 	struct write_all_ctx *wc = ctx;
 	const struct output_settings *s = &wc->outs->settings;
 	struct profile_output *o = value;
-	int errs[4];
+	int *errs = o->errors, err;
 
 	(void)name;
 	if (!o)
 		return 0;
-	errs[0] = write_profile(wc->outs, o, o->cpu, ".folded", 1);
-	errs[1] = write_profile(wc->outs, o, o->wall, ".wall.folded", s->wall_interval_ns);
-	errs[2] = write_profile(wc->outs, o, o->off_cpu, ".offcpu.folded", 1000000);
-	errs[3] = 0;
+	errs[OUTPUT_FOLDED] = write_profile(wc->outs, o, o->cpu, ".folded", 1);
+	errs[OUTPUT_WALL_FOLDED] = write_profile(wc->outs, o, o->wall, ".wall.folded",
+						 s->wall_interval_ns);
+	errs[OUTPUT_OFF_CPU_FOLDED] = write_profile(wc->outs, o, o->off_cpu, ".offcpu.folded",
+						    1000000);
 	/* An output without samples still gets its (empty) JFR twin. */
-	if (s->jfr && !o->jfr && !o->jfr_failed && open_jfr(wc->outs, o))
+	if (s->jfr && !o->jfr && !o->jfr_failed && (err = open_jfr(wc->outs, o))) {
 		o->jfr_failed = true;
+		errs[OUTPUT_JFR] = err;
+	}
 	if (o->jfr) {
-		errs[3] = jfr_writer_close(o->jfr);
+		/* A JFR that failed while recording is removed: its error stays. */
+		err = jfr_writer_close(o->jfr);
+		if (!errs[OUTPUT_JFR])
+			errs[OUTPUT_JFR] = err;
 		o->jfr = NULL;
 	}
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < OUTPUT_FILE_KINDS; i++)
 		if (errs[i] && !wc->first_error)
 			wc->first_error = errs[i];
 	return 0;
@@ -314,6 +323,30 @@ static int visit(const char *name, void *value, void *ctx)
 	struct foreach_ctx *fc = ctx;
 
 	return value ? fc->fn(name, value, fc->ctx) : 0;
+}
+
+static const char *const file_suffixes[OUTPUT_FILE_KINDS] = {
+	[OUTPUT_FOLDED] = ".folded",
+	[OUTPUT_WALL_FOLDED] = ".wall.folded",
+	[OUTPUT_OFF_CPU_FOLDED] = ".offcpu.folded",
+	[OUTPUT_JFR] = ".jfr",
+};
+
+int profile_output_failures(const struct profile_outputs *outs, const struct profile_output *o,
+			    int (*fn)(const char *file, int err, void *ctx), void *ctx)
+{
+	char file[PATH_MAX];
+
+	for (int i = 0; i < OUTPUT_FILE_KINDS; i++) {
+		if (!o->errors[i])
+			continue;
+		snprintf(file, sizeof(file), "%s%s%s", o->name, file_suffixes[i],
+			 i == OUTPUT_JFR && outs->settings.compress ? ".gz" : "");
+		int r = fn(file, o->errors[i], ctx);
+		if (r)
+			return r;
+	}
+	return 0;
 }
 
 int profile_outputs_foreach(struct profile_outputs *outs,

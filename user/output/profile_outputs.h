@@ -65,6 +65,18 @@ const struct output_stats *profile_output_stats(const struct profile_output *out
  * JFR files. Continues past a failing output; returns the first error. */
 int profile_outputs_write(struct profile_outputs *outs);
 
+/* The files an output writes. */
+enum output_file_kind {
+	OUTPUT_FOLDED, OUTPUT_WALL_FOLDED, OUTPUT_OFF_CPU_FOLDED, OUTPUT_JFR,
+	OUTPUT_FILE_KINDS
+};
+
+/* Calls fn for each of out's files that could not be written (file: its
+ * name in the output folder, err: -errno); stops at fn's first non-zero
+ * return, which it returns. */
+int profile_output_failures(const struct profile_outputs *outs, const struct profile_output *out,
+			    int (*fn)(const char *file, int err, void *ctx), void *ctx);
+
 /* Visits outputs in creation order. */
 int profile_outputs_foreach(struct profile_outputs *outs,
 			    int (*fn)(const char *name, struct profile_output *out, void *ctx),

@@ -161,14 +161,53 @@ static int write_executor(struct process *p, void *ctx)
 	return 0;
 }
 
-static int write_output(const char *name, struct profile_output *out, void *ctx)
+struct outputs_ctx {
+	struct json_writer *w;
+	struct profile_outputs *outputs;
+};
+
+static int count_failure(const char *file, int err, void *ctx)
+{
+	(void)file;
+	(void)err;
+	++*(int *)ctx;
+	return 0;
+}
+
+static int write_failure(const char *file, int err, void *ctx)
 {
 	struct json_writer *w = ctx;
-	const struct output_stats *st = profile_output_stats(out);
 
+	json_begin_object(w);
+	json_key(w, "file");
+	json_string(w, file);
+	json_key(w, "error");
+	json_string(w, strerror(-err));
+	json_end_object(w);
+	return 0;
+}
+
+static int write_output_failures(const char *name, struct profile_output *out, void *ctx)
+{
+	struct outputs_ctx *oc = ctx;
+
+	(void)name;
+	return profile_output_failures(oc->outputs, out, write_failure, oc->w);
+}
+
+static int write_output(const char *name, struct profile_output *out, void *ctx)
+{
+	struct outputs_ctx *oc = ctx;
+	struct json_writer *w = oc->w;
+	const struct output_stats *st = profile_output_stats(out);
+	int failed = 0;
+
+	profile_output_failures(oc->outputs, out, count_failure, &failed);
 	json_begin_object(w);
 	json_key(w, "name");
 	json_string(w, name);
+	json_key(w, "written");
+	json_bool(w, failed == 0);
 	json_key(w, "samples");
 	json_uint(w, st->cpu_samples);
 	if (st->off_cpu_events) {
@@ -291,9 +330,17 @@ int record_summary_write(const struct record_summary_input *in)
 	json_begin_array(&w);
 	process_table_foreach(in->processes, write_executor, &w);
 	json_end_array(&w);
+	/* Files that could not be written, and why (a full disk, say): the
+	 * run is then incomplete, and says so here and in its exit status. */
+	struct outputs_ctx oc = { &w, in->outputs };
+
 	json_key(&w, "outputs");
 	json_begin_array(&w);
-	profile_outputs_foreach(in->outputs, write_output, &w);
+	profile_outputs_foreach(in->outputs, write_output, &oc);
+	json_end_array(&w);
+	json_key(&w, "failed_outputs");
+	json_begin_array(&w);
+	profile_outputs_foreach(in->outputs, write_output_failures, &oc);
 	json_end_array(&w);
 	json_end_object(&w);
 	return atomic_file_commit(&af, 0);

@@ -1,0 +1,49 @@
+"""A recording whose outputs do not fit says why (ENOSPC, not EIO), lists
+the files it could not write in summary.json, leaves no half-written or
+temporary files, and exits non-zero."""
+import json
+import os
+import subprocess
+
+import pytest
+
+from testlib import record
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path):
+    """A 48 KiB tmpfs: room for summary.json, not for a node's profiles."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48k", "tmpfs", str(mnt)], check=True)
+    yield mnt
+    subprocess.run(["umount", str(mnt)], check=True)
+
+
+def test_a_full_disk_is_named_and_reported(small_tmpfs):
+    out = small_tmpfs / "out"
+    proc = record(out, "-a", "-d", "2", check=False, timeout=60)
+    assert proc.returncode != 0, proc.stderr
+    assert "No space left on device" in proc.stderr, proc.stderr
+    assert "Input/output error" not in proc.stderr, proc.stderr
+    assert "is incomplete" in proc.stderr.splitlines()[-1], proc.stderr
+    leftovers = [os.path.join(d, f) for d, _, files in os.walk(out) for f in files
+                 if f.endswith(".tmp")]
+    assert not leftovers, leftovers
+    summary_path = out / "summary.json"
+    if not summary_path.exists():  # no summary at all is also honest
+        return
+    with open(summary_path) as f:
+        summary = json.load(f)
+    failed = summary["failed_outputs"]
+    assert failed and all(f["error"] == "No space left on device" for f in failed), failed
+    assert any(f["file"] == "all.folded" for f in failed), failed
+    failed_files = {f["file"] for f in failed}
+    for o in summary["outputs"]:
+        folded = o["name"] + ".folded"
+        if o["written"]:
+            assert folded not in failed_files
+        else:
+            assert any(f.startswith(o["name"] + ".") for f in failed_files), o
+        # What is listed as failed is not on disk; what is written is.
+        assert os.path.exists(out / folded) == (folded not in failed_files) or o["samples"] == 0
