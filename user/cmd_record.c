@@ -28,9 +28,12 @@
 #include "record/target_exits.h"
 #include "sampler/bpf_offcpu.h"
 #include "sampler/bpf_sampler.h"
+#include "sampler/drain_thread.h"
 
 #define NSEC_PER_SEC 1000000000ULL
 #define RINGBUF_BYTES (16u << 20)
+/* Records waiting to be named: 16 s of 2 CPUs at 10 kHz with deep stacks. */
+#define QUEUE_BYTES (256u << 20)
 #define POLL_MS 100
 /* How long records wait before they are named: the JVM helper's records of
  * the same moment (JIT code, renames) must have arrived. */
@@ -229,6 +232,7 @@ int cmd_record(int argc, char **argv)
 	struct bpf_side bpf = { 0 };
 	struct bpf_sampler *sampler = NULL;
 	struct bpf_offcpu *offcpu = NULL;
+	struct drain_thread *drain = NULL;
 	struct recorder *rec = NULL;
 	struct live_status status = { .on_terminal = isatty(STDERR_FILENO) };
 	uint64_t counters[SP_CNT_MAX] = { 0 };
@@ -236,7 +240,7 @@ int cmd_record(int argc, char **argv)
 	char default_dir[64];
 	const char *dir;
 	bool filter, with_off_cpu;
-	int exit_code = 1;
+	int exit_code = 1, err;
 	uint64_t launch_mono = clock_ns(CLOCK_MONOTONIC);
 
 	if (record_options_parse(&opts, argc, argv))
@@ -268,7 +272,7 @@ int cmd_record(int argc, char **argv)
 		.filter_tgids = filter,
 		.follow_children = opts.command != NULL,
 		.ringbuf_bytes = RINGBUF_BYTES,
-		.on_record = recorder_on_record,
+		.on_record = drain_thread_push,
 	};
 	start_mono = clock_ns(CLOCK_MONOTONIC);
 	start_real = clock_ns(CLOCK_REALTIME);
@@ -285,7 +289,12 @@ int cmd_record(int argc, char **argv)
 	rec = recorder_new(&rec_config);
 	if (!rec)
 		goto out;
-	sampler_opts.ctx = rec;
+	drain = drain_thread_new(QUEUE_BYTES);
+	if (!drain) {
+		sp_err("set up the drain thread: %s", strerror(errno));
+		goto out;
+	}
+	sampler_opts.ctx = drain;
 	sampler = bpf_sampler_open(&sampler_opts);
 	if (!sampler)
 		goto out;
@@ -322,6 +331,11 @@ int cmd_record(int argc, char **argv)
 		record_attach_jvms(&opts);
 	if (bpf_sampler_start(sampler) || (offcpu && bpf_offcpu_start(offcpu)))
 		goto out;
+	err = drain_thread_start(drain, sampler);
+	if (err) {
+		sp_err("start the drain thread: %s", strerror(-err));
+		goto out;
+	}
 	start_mono = clock_ns(CLOCK_MONOTONIC);
 	recorder_sampling_started(rec, start_mono);
 	if (opts.command)
@@ -331,7 +345,7 @@ int cmd_record(int argc, char **argv)
 
 	for (;;) {
 		uint64_t now;
-		int n = bpf_sampler_poll(sampler, POLL_MS);
+		int n = drain_thread_take(drain, POLL_MS, recorder_on_record, rec);
 
 		if (n < 0) {
 			sp_err("read BPF records: %s", strerror(-n));
@@ -358,8 +372,11 @@ int cmd_record(int argc, char **argv)
 	if (offcpu)
 		bpf_offcpu_stop(offcpu);
 	bpf_sampler_stop(sampler);
+	drain_thread_stop(drain);
 	while (bpf_sampler_poll(sampler, 0) > 0)
 		;
+	drain_thread_take(drain, 0, recorder_on_record, rec);
+	recorder_set_queue_full(rec, drain_thread_dropped(drain));
 	bpf_sampler_counters(sampler, counters);
 	if (recorder_finish(rec, counters, end_mono) == 0) {
 		struct recorder_totals totals;
@@ -377,6 +394,7 @@ int cmd_record(int argc, char **argv)
 out:
 	if (opts.command && !child.exited)
 		child_command_abort(&child);
+	drain_thread_free(drain);   /* joins the thread before the sampler goes */
 	bpf_offcpu_close(offcpu);
 	bpf_sampler_close(sampler);
 	recorder_free(rec);

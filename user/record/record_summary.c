@@ -274,6 +274,8 @@ int record_summary_write(const struct record_summary_input *in)
 	json_uint(&w, c[SP_CNT_LOST_RINGBUF]);
 	json_key(&w, "undecodable_records");
 	json_uint(&w, in->bad_records);
+	json_key(&w, "naming_queue_full");
+	json_uint(&w, in->queue_full);
 	json_key(&w, "off_cpu_ring_buffer_full");
 	json_uint(&w, c[SP_CNT_OFFCPU_LOST]);
 	json_end_object(&w);

@@ -23,6 +23,7 @@ struct record_summary_input {
 	uint64_t start_monotonic_ns, start_realtime_ns, end_monotonic_ns; /* sampling */
 	const uint64_t *counters;       /* SP_CNT_MAX BPF counters */
 	uint64_t bad_records;
+	uint64_t queue_full;            /* records the drain thread dropped */
 	struct process_table *processes;
 	struct profile_outputs *outputs;
 	const struct stack_resolver_stats *resolver_stats;

@@ -437,6 +437,11 @@ void recorder_get_totals(const struct recorder *rec, struct recorder_totals *out
 	*out = rec->totals;
 }
 
+void recorder_set_queue_full(struct recorder *rec, uint64_t dropped)
+{
+	rec->totals.queue_full = dropped;
+}
+
 int recorder_finish(struct recorder *rec, const uint64_t counters[SP_CNT_MAX],
 		    uint64_t end_monotonic_ns)
 {
@@ -449,6 +454,7 @@ int recorder_finish(struct recorder *rec, const uint64_t counters[SP_CNT_MAX],
 		.end_monotonic_ns = end_monotonic_ns,
 		.counters = counters,
 		.bad_records = rec->totals.bad_records,
+		.queue_full = rec->totals.queue_full,
 		.processes = rec->processes,
 		.outputs = rec->outputs,
 		.resolver_stats = stack_resolver_get_stats(rec->resolver),

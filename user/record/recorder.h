@@ -55,10 +55,13 @@ void recorder_drain(struct recorder *rec, uint64_t now_ns, bool flush_all);
 
 struct recorder_totals {
 	uint64_t records, bad_records;
+	uint64_t queue_full;       /* dropped before the recorder saw them */
 	uint64_t cpu_samples, off_cpu_events;
 	uint64_t processes;
 };
 void recorder_get_totals(const struct recorder *rec, struct recorder_totals *out);
+/* Records the drain thread had to drop (sampler/drain_thread.h). */
+void recorder_set_queue_full(struct recorder *rec, uint64_t dropped);
 
 /* Writes every profile and DIR/summary.json. counters are the BPF side's
  * (SP_CNT_*). Returns 0 or the first error. */

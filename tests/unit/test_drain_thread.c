@@ -1,0 +1,100 @@
+/* test_drain_thread.c - the ring buffer's drain never waits for the code
+ * that names records: records queue up, in order, within a bound, while the
+ * consumer is busy (a slow perf map, a slow /proc file). */
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "sampler/drain_thread.h"
+#include "tap.h"
+
+struct consumer {
+	sem_t entered, release;
+	uint32_t next;          /* the value the next record must carry */
+	int in_order, seen;
+	size_t bad_size;
+};
+
+/* Blocks in its first record until the producer has pushed everything: a
+ * push that waited for the consumer would never finish. */
+static int consume(void *ctx, const void *rec, size_t size)
+{
+	struct consumer *c = ctx;
+	uint32_t v;
+
+	if (c->seen++ == 0) {
+		sem_post(&c->entered);
+		sem_wait(&c->release);
+	}
+	memcpy(&v, rec, sizeof(v));
+	c->in_order += v == c->next;
+	c->next = v + 1;
+	if (size != sizeof(v) + (v % 97) * 8)
+		c->bad_size++;
+	return 0;
+}
+
+struct taker {
+	struct drain_thread *dt;
+	struct consumer *c;
+	int taken;
+};
+
+static void *take(void *arg)
+{
+	struct taker *t = arg;
+
+	t->taken = drain_thread_take(t->dt, 1000, consume, t->c);
+	return NULL;
+}
+
+static void push(struct drain_thread *dt, uint32_t v)
+{
+	unsigned char rec[4 + 96 * 8] = { 0 };
+
+	memcpy(rec, &v, sizeof(v));
+	drain_thread_push(dt, rec, sizeof(v) + (v % 97) * 8);
+}
+
+int main(void)
+{
+	struct drain_thread *dt = drain_thread_new(16u << 20);
+	struct consumer c = { .next = 0 };
+	struct taker t = { dt, &c, 0 };
+	pthread_t thread;
+
+	CHECK(dt != NULL, "a drain thread's queue");
+	if (!dt)
+		TAP_DONE();
+	sem_init(&c.entered, 0, 0);
+	sem_init(&c.release, 0, 0);
+
+	push(dt, 0);
+	pthread_create(&thread, NULL, take, &t);
+	sem_wait(&c.entered);
+	/* The consumer is stuck in record 0: 20000 more records still queue. */
+	for (uint32_t v = 1; v <= 20000; v++)
+		push(dt, v);
+	sem_post(&c.release);
+	pthread_join(thread, NULL);
+	CHECK(t.taken == 1 && c.seen == 1, "the first take had one record (took %d)", t.taken);
+	int n = drain_thread_take(dt, 0, consume, &c);
+	CHECK(n == 20000, "the records pushed meanwhile were all queued (%d)", n);
+	CHECK(c.in_order == 20001 && c.bad_size == 0, "in order, sizes kept (%d in order)",
+	      c.in_order);
+	CHECK(drain_thread_dropped(dt) == 0, "nothing dropped under the bound");
+
+	/* Past the bound, records are dropped and counted, not blocked on. */
+	uint32_t pushed = 0;
+	for (; pushed < 200000; pushed++)
+		push(dt, c.next + pushed);
+	uint64_t dropped = drain_thread_dropped(dt);
+	CHECK(dropped > 0 && dropped < pushed, "over 16 MiB queued, %llu of %u dropped",
+	      (unsigned long long)dropped, pushed);
+	n = drain_thread_take(dt, 0, consume, &c);
+	CHECK((uint64_t)n + dropped == pushed, "the rest is handed over (%d)", n);
+	CHECK(drain_thread_take(dt, 10, consume, &c) == 0, "an empty queue waits, then gives 0");
+	drain_thread_free(dt);
+	TAP_DONE();
+}

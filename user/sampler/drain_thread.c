@@ -1,0 +1,243 @@
+/* drain_thread.c - see drain_thread.h. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sampler/drain_thread.h"
+
+#define BLOCK_BYTES (1u << 20)
+#define POLL_MS 100
+#define FREE_BLOCKS_KEPT 4
+
+/* Records are stored back to back in blocks: a size, then the bytes,
+ * padded to 8. */
+struct block {
+	struct block *next;
+	size_t used, cap;
+	unsigned char data[];
+};
+
+struct drain_thread {
+	pthread_mutex_t lock;
+	pthread_cond_t filled;          /* the queue went from empty to not */
+	struct block *head, *tail;      /* queued, oldest first */
+	struct block *spare;            /* emptied blocks kept for reuse */
+	size_t nspare;
+	size_t queued_bytes, max_bytes;
+	uint64_t dropped;
+	int poll_error;
+	bool stopping, running;
+	pthread_t thread;
+	struct bpf_sampler *sampler;
+};
+
+struct drain_thread *drain_thread_new(size_t max_queued_bytes)
+{
+	struct drain_thread *dt = calloc(1, sizeof(*dt));
+	pthread_condattr_t attr;
+
+	if (!dt)
+		return NULL;
+	pthread_mutex_init(&dt->lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&dt->filled, &attr);
+	pthread_condattr_destroy(&attr);
+	dt->max_bytes = max_queued_bytes;
+	return dt;
+}
+
+static void free_blocks(struct block *b)
+{
+	while (b) {
+		struct block *next = b->next;
+
+		free(b);
+		b = next;
+	}
+}
+
+void drain_thread_free(struct drain_thread *dt)
+{
+	if (!dt)
+		return;
+	drain_thread_stop(dt);
+	free_blocks(dt->head);
+	free_blocks(dt->spare);
+	pthread_cond_destroy(&dt->filled);
+	pthread_mutex_destroy(&dt->lock);
+	free(dt);
+}
+
+static size_t slot_bytes(size_t size)
+{
+	return sizeof(size_t) + ((size + 7) & ~(size_t)7);
+}
+
+/* A block with room for need bytes at the tail, or NULL (lock held). */
+static struct block *tail_with_room(struct drain_thread *dt, size_t need)
+{
+	struct block *b = dt->tail;
+
+	if (b && b->cap - b->used >= need)
+		return b;
+	if (dt->queued_bytes + need > dt->max_bytes)
+		return NULL;
+	if (dt->spare && dt->spare->cap >= need) {
+		b = dt->spare;
+		dt->spare = b->next;
+		dt->nspare--;
+	} else {
+		size_t cap = need > BLOCK_BYTES ? need : BLOCK_BYTES;
+
+		b = malloc(sizeof(*b) + cap);
+		if (!b)
+			return NULL;
+		b->cap = cap;
+	}
+	b->next = NULL;
+	b->used = 0;
+	if (dt->tail)
+		dt->tail->next = b;
+	else
+		dt->head = b;
+	dt->tail = b;
+	return b;
+}
+
+int drain_thread_push(void *ctx, const void *record, size_t size)
+{
+	struct drain_thread *dt = ctx;
+	size_t need = slot_bytes(size);
+	struct block *b;
+	bool was_empty;
+
+	pthread_mutex_lock(&dt->lock);
+	was_empty = dt->head == NULL;
+	b = tail_with_room(dt, need);
+	if (!b) {
+		dt->dropped++;
+	} else {
+		memcpy(b->data + b->used, &size, sizeof(size));
+		memcpy(b->data + b->used + sizeof(size), record, size);
+		b->used += need;
+		dt->queued_bytes += need;
+		if (was_empty)
+			pthread_cond_signal(&dt->filled);
+	}
+	pthread_mutex_unlock(&dt->lock);
+	return 0;
+}
+
+static void *drain(void *arg)
+{
+	struct drain_thread *dt = arg;
+
+	for (;;) {
+		int n;
+
+		pthread_mutex_lock(&dt->lock);
+		bool stop = dt->stopping;
+		pthread_mutex_unlock(&dt->lock);
+		if (stop)
+			break;
+		n = bpf_sampler_poll(dt->sampler, POLL_MS);
+		if (n < 0) {
+			pthread_mutex_lock(&dt->lock);
+			dt->poll_error = n;
+			pthread_cond_signal(&dt->filled);
+			pthread_mutex_unlock(&dt->lock);
+			break;
+		}
+	}
+	return NULL;
+}
+
+int drain_thread_start(struct drain_thread *dt, struct bpf_sampler *sampler)
+{
+	int err;
+
+	dt->sampler = sampler;
+	dt->stopping = false;
+	err = pthread_create(&dt->thread, NULL, drain, dt);
+	if (err)
+		return -err;
+	dt->running = true;
+	return 0;
+}
+
+void drain_thread_stop(struct drain_thread *dt)
+{
+	if (!dt->running)
+		return;
+	pthread_mutex_lock(&dt->lock);
+	dt->stopping = true;
+	pthread_mutex_unlock(&dt->lock);
+	pthread_join(dt->thread, NULL);
+	dt->running = false;
+}
+
+int drain_thread_take(struct drain_thread *dt, int timeout_ms, bpf_sampler_record_fn fn,
+		      void *ctx)
+{
+	struct block *batch;
+	int n = 0, err;
+
+	pthread_mutex_lock(&dt->lock);
+	if (!dt->head && !dt->poll_error && timeout_ms > 0) {
+		struct timespec until;
+
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += timeout_ms / 1000;
+		until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&dt->filled, &dt->lock, &until);
+	}
+	batch = dt->head;
+	dt->head = dt->tail = NULL;
+	dt->queued_bytes = 0;
+	err = dt->poll_error;
+	pthread_mutex_unlock(&dt->lock);
+
+	/* Named without the lock: the thread goes on queueing meanwhile. */
+	for (struct block *b = batch; b; b = b->next)
+		for (size_t off = 0; off < b->used;) {
+			size_t size;
+
+			memcpy(&size, b->data + off, sizeof(size));
+			fn(ctx, b->data + off + sizeof(size), size);
+			off += slot_bytes(size);
+			n++;
+		}
+	pthread_mutex_lock(&dt->lock);
+	while (batch) {
+		struct block *next = batch->next;
+
+		if (dt->nspare < FREE_BLOCKS_KEPT && batch->cap == BLOCK_BYTES) {
+			batch->next = dt->spare;
+			dt->spare = batch;
+			dt->nspare++;
+		} else {
+			free(batch);
+		}
+		batch = next;
+	}
+	pthread_mutex_unlock(&dt->lock);
+	return err ? err : n;
+}
+
+uint64_t drain_thread_dropped(struct drain_thread *dt)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&dt->lock);
+	n = dt->dropped;
+	pthread_mutex_unlock(&dt->lock);
+	return n;
+}
