@@ -151,7 +151,7 @@ static void check_build_id(const char *path)
 	struct elf_symbols *es = load_path(path);
 	int fd = open(path, O_RDONLY);
 	uint8_t cheap[ELF_BUILD_ID_MAX];
-	int cheap_len = fd >= 0 ? elf_read_build_id(fd, cheap) : -1;
+	int cheap_len = fd >= 0 ? elf_read_build_id(fd, cheap, NULL) : -1;
 	FILE *p;
 	size_t len;
 

@@ -220,33 +220,57 @@ const struct binary *binary_cache_get(struct binary_cache *bc, pid_t pid,
 				      const struct proc_map *m)
 {
 	char key[4200];
-	uint8_t id[ELF_BUILD_ID_MAX];
+	/* build-id, then what makes sharing its table safe (below). */
+	uint8_t id[ELF_BUILD_ID_MAX + sizeof(uint64_t) + sizeof(uid_t)];
+	uint64_t digest = 0;
 	int key_len, fd, id_len;
 	struct binary *b;
 	struct elf_symbols *es;
+	struct stat st;
 
 	if (m->kind != PROC_MAP_FILE)
 		return NULL;
-	/* The path is part of the key: an inode freed and reused for another
-	 * file (native libraries unpacked to /tmp per run) must not alias. */
-	key_len = snprintf(key, sizeof(key), "%" PRIx32 ":%" PRIx32 ":%" PRIu64 ":%s",
-			   m->dev_major, m->dev_minor, m->inode, m->path);
-	if (key_len < 0 || (size_t)key_len >= sizeof(key))
-		return NULL;
-	b = kv_get(&bc->by_file, key, (size_t)key_len);
-	if (b)
-		return b;
-
 	fd = proc_root_open_mapping(pid, m);
-	if (fd < 0) {
-		sp_debug("pid %d: open %s: %s", (int)pid, m->path, strerror(-fd));
-		b = new_binary(bc, basename_of(m->path), NULL);
-		if (b)
+	if (fd < 0 || fstat(fd, &st)) {
+		int err = fd < 0 ? -fd : errno;
+
+		sp_debug("pid %d: open %s: %s", (int)pid, m->path, strerror(err));
+		if (fd >= 0)
+			close(fd);
+		/* Cached by what maps shows, so that it is tried once. */
+		key_len = snprintf(key, sizeof(key), "%" PRIx32 ":%" PRIx32 ":%" PRIu64 "::%s",
+				   m->dev_major, m->dev_minor, m->inode, m->path);
+		if (key_len < 0 || (size_t)key_len >= sizeof(key))
+			return NULL;
+		b = kv_get(&bc->by_file, key, (size_t)key_len);
+		if (!b && (b = new_binary(bc, basename_of(m->path), NULL)))
 			kv_put(&bc->by_file, key, (size_t)key_len, b);
 		return b;
 	}
-	id_len = elf_read_build_id(fd, id);
+	/* The path is part of the key: an inode freed and reused for another
+	 * file (native libraries unpacked to /tmp per run) must not alias.  So
+	 * are size and ctime: a file copied over in place keeps its inode. */
+	key_len = snprintf(key, sizeof(key), "%" PRIx32 ":%" PRIx32 ":%" PRIu64 ":%llx.%lx.%llx:%s",
+			   m->dev_major, m->dev_minor, m->inode, (unsigned long long)st.st_size,
+			   (long)st.st_ctim.tv_nsec, (unsigned long long)st.st_ctim.tv_sec,
+			   m->path);
+	if (key_len < 0 || (size_t)key_len >= sizeof(key)) {
+		close(fd);
+		return NULL;
+	}
+	b = kv_get(&bc->by_file, key, (size_t)key_len);
+	if (b) {
+		close(fd);
+		return b;
+	}
+	id_len = elf_read_build_id(fd, id, &digest);
 	if (id_len > 0) {
+		/* Shared only when the names come from the same bytes and the
+		 * files have the same owner: a build-id alone can be copied, and
+		 * one user's file must not name another's code. */
+		memcpy(id + id_len, &digest, sizeof(digest));
+		memcpy(id + id_len + sizeof(digest), &st.st_uid, sizeof(st.st_uid));
+		id_len += (int)(sizeof(digest) + sizeof(st.st_uid));
 		struct binary *same = kv_get(&bc->by_build_id, id, (size_t)id_len);
 		if (same) {
 			/* Same contents under another name: share the table, keep
@@ -265,7 +289,11 @@ const struct binary *binary_cache_get(struct binary_cache *bc, pid_t pid,
 	if (!es)
 		sp_debug("pid %d: read ELF symbols of %s: %s", (int)pid, m->path, strerror(errno));
 	if (es && !elf_symbols_has_symtab(es) && id_len > 0) {
-		struct elf_symbols *debug = load_debug_file(pid, id, (size_t)id_len);
+		const uint8_t *build_id;
+		size_t build_id_len = elf_symbols_build_id(es, &build_id);
+		struct elf_symbols *debug = build_id_len ?
+			load_debug_file(pid, build_id, build_id_len) : NULL;
+
 		if (debug)
 			elf_symbols_take_symbols(es, debug);
 	}

@@ -652,7 +652,38 @@ void elf_symbols_free(struct elf_symbols *es)
 	free(es);
 }
 
-int elf_read_build_id(int fd, uint8_t id[ELF_BUILD_ID_MAX])
+static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+/* Hashes every symbol table and the string table it links to. */
+static uint64_t digest_names(Elf *elf)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		Elf_Scn *strs = elf_getscn(elf, sh.sh_link);
+		Elf_Data *d = elf_rawdata(scn, NULL);
+
+		if (d && d->d_buf)
+			h = fnv1a(h, d->d_buf, d->d_size);
+		d = strs ? elf_rawdata(strs, NULL) : NULL;
+		if (d && d->d_buf)
+			h = fnv1a(h, d->d_buf, d->d_size);
+	}
+	return h;
+}
+
+int elf_read_build_id(int fd, uint8_t id[ELF_BUILD_ID_MAX], uint64_t *names_digest)
 {
 	struct elf_symbols tmp;
 	Elf *elf;
@@ -668,6 +699,8 @@ int elf_read_build_id(int fd, uint8_t id[ELF_BUILD_ID_MAX])
 		return -ENOEXEC;
 	}
 	read_build_id_notes(elf, &tmp);
+	if (names_digest)
+		*names_digest = digest_names(elf);
 	elf_end(elf);
 	memcpy(id, tmp.build_id, tmp.build_id_len);
 	return (int)tmp.build_id_len;

@@ -63,8 +63,12 @@ void elf_symbols_free(struct elf_symbols *es);
 int elf_find_symbol_values(int fd, const char *what, const char *const names[], size_t n,
 			   uint64_t values[], bool found[]);
 
-/* Reads only the build-id of an open file (cheap: notes only).  Returns its
- * length, 0 when it has none, or -errno. */
-int elf_read_build_id(int fd, uint8_t id[ELF_BUILD_ID_MAX]);
+/* Reads the build-id of an open file (cheap: notes only).  Returns its
+ * length, 0 when it has none, or -errno.  When names_digest is not NULL, it
+ * also gets a 64-bit hash of the bytes names come from (the symbol tables
+ * and their strings): a build-id says which build a file claims to be, not
+ * that two files name their code alike (a fixed --build-id, a file made to
+ * look like another). */
+int elf_read_build_id(int fd, uint8_t id[ELF_BUILD_ID_MAX], uint64_t *names_digest);
 
 #endif

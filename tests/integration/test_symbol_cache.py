@@ -1,0 +1,62 @@
+"""The symbol cache shares one ELF table between files only when they name
+code alike: two programs built with the same --build-id, exec'd one after
+the other at the same pid, keep their own names."""
+import subprocess
+
+from testlib import read_folded, record
+
+PROG = r"""
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+__attribute__((noinline)) double BURN(double seconds)
+{
+	volatile double x = 0;
+	double end = now() + seconds;
+	while (now() < end)
+		for (int i = 0; i < 10000; i++)
+			x += i * 0.5;
+	return x;
+}
+
+int main(int argc, char **argv)
+{
+	BURN(atof(argv[1]));
+	if (argc > 2)
+		execv(argv[2], argv + 2);
+	return 0;
+}
+"""
+BUILD_ID = "0x0123456789abcdef0123456789abcdef01234567"
+
+
+def test_same_build_id_at_the_same_pid_keeps_each_programs_names(tmp_path):
+    src = tmp_path / "burn.c"
+    src.write_text(PROG)
+    for name in ("burn_alpha", "burn_gamma"):  # same length: same file size
+        subprocess.run(["gcc", "-O1", "-fno-omit-frame-pointer", f"-DBURN={name}",
+                        f"-Wl,--build-id={BUILD_ID}", "-o", str(tmp_path / name), str(src)],
+                       check=True)
+    alpha, gamma = (tmp_path / "burn_alpha").read_bytes(), (tmp_path / "burn_gamma").read_bytes()
+    assert len(alpha) == len(gamma) and alpha != gamma
+    record(tmp_path / "out", "--", tmp_path / "burn_alpha", "1.5", tmp_path / "burn_gamma", "1.5")
+    by_program = {}
+    for stack, count in read_folded(tmp_path / "out" / "all.folded").items():
+        frames = stack.split(";")
+        program = frames[0].rsplit("-", 1)[0]
+        for f in frames[1:]:
+            if f.startswith("burn_"):
+                by_program.setdefault(program, {}).setdefault(f, 0)
+                by_program[program][f] += count
+    assert set(by_program) == {"burn_alpha", "burn_gamma"}, by_program
+    for program, frames in by_program.items():
+        assert set(frames) == {program}, f"{program}'s samples are named {frames}"
+        assert frames[program] > 50, by_program
