@@ -31,7 +31,12 @@
 #include "sampler/drain_thread.h"
 
 #define NSEC_PER_SEC 1000000000ULL
-#define RINGBUF_BYTES (16u << 20)
+/* The ring buffer holds about a second of records (a record with a deep
+ * Java stack is about 1 KiB) on every CPU: the drain may wait that long for
+ * a CPU on an overloaded node. */
+#define RECORD_BYTES_GUESS 1024u
+#define RINGBUF_MIN (8u << 20)
+#define RINGBUF_MAX (512u << 20)
 /* Records waiting to be named: 16 s of 2 CPUs at 10 kHz with deep stacks. */
 #define QUEUE_BYTES (256u << 20)
 #define POLL_MS 100
@@ -216,6 +221,21 @@ static void print_summary(const char *dir, const uint64_t *counters,
 	fprintf(stderr, "\nsparkprof: wrote %s/all.folded and %s/summary.json\n", dir, dir);
 }
 
+/* A power of two (the kernel's rule), from --ring-buffer or the rate. */
+static size_t ring_buffer_bytes(const struct record_options *opts)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	uint64_t want = opts->ring_buffer_mib ? (uint64_t)opts->ring_buffer_mib << 20
+		: (uint64_t)(cpus > 0 ? cpus : 1) * opts->frequency_hz * RECORD_BYTES_GUESS;
+	size_t bytes = 1u << 20;
+
+	if (!opts->ring_buffer_mib)
+		want = want < RINGBUF_MIN ? RINGBUF_MIN : want > RINGBUF_MAX ? RINGBUF_MAX : want;
+	while (bytes < want && bytes < (1u << 30))
+		bytes <<= 1;
+	return bytes;
+}
+
 static bool access_summary(const char *dir)
 {
 	char path[PATH_MAX];
@@ -271,7 +291,7 @@ int cmd_record(int argc, char **argv)
 		.frequency_hz = opts.frequency_hz,
 		.filter_tgids = filter,
 		.follow_children = opts.command != NULL,
-		.ringbuf_bytes = RINGBUF_BYTES,
+		.ringbuf_bytes = ring_buffer_bytes(&opts),
 		.on_record = drain_thread_push,
 	};
 	start_mono = clock_ns(CLOCK_MONOTONIC);
@@ -318,7 +338,7 @@ int cmd_record(int argc, char **argv)
 		struct bpf_offcpu_options offcpu_opts = {
 			.filter_tgids = filter,
 			.min_off_cpu_ns = opts.min_off_cpu_ns,
-			.ringbuf_bytes = RINGBUF_BYTES,
+			.ringbuf_bytes = ring_buffer_bytes(&opts),
 		};
 
 		bpf_sampler_shared_fds(sampler, &fds);

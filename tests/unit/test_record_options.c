@@ -43,6 +43,12 @@ int main(void)
 	      o.threads == THREADS_TASKS && o.per_thread && !strcmp(o.app_id, "app-1"),
 	      "Spark settings");
 	fprintf(stderr, "# the errors below are expected\n");
+	CHECK(parse(&o, "record --ring-buffer 64") == 0 && o.ring_buffer_mib == 64,
+	      "--ring-buffer in MiB");
+	CHECK(parse(&o, "record") == 0 && o.ring_buffer_mib == 0, "ring buffer sized by default");
+	CHECK(parse(&o, "record --ring-buffer 0") < 0 && parse(&o, "record --ring-buffer 2048") < 0 &&
+	      parse(&o, "record --ring-buffer 8M") < 0 && parse(&o, "record --ring-buffer 0x10") < 0,
+	      "--ring-buffer: 0, 2048, 8M and 0x10 refused");
 	CHECK(parse(&o, "record -F 0") < 0, "zero frequency refused");
 	CHECK(parse(&o, "record -F 10001") < 0, "too high frequency refused");
 	CHECK(parse(&o, "record -p 12,x") < 0, "bad pid list refused");

@@ -13,7 +13,7 @@
 
 enum {
 	OPT_WALL = 256, OPT_OFF_CPU, OPT_MIN_OFF_CPU, OPT_NO_JFR, OPT_NO_JAVA_WALKER, OPT_COMPRESS, OPT_THREADS,
-	OPT_EXECUTORS, OPT_APP, OPT_ATTRIBUTION, OPT_EPOCH, OPT_ATTACH, OPT_AGENT,
+	OPT_EXECUTORS, OPT_APP, OPT_ATTRIBUTION, OPT_EPOCH, OPT_ATTACH, OPT_AGENT, OPT_RING_BUFFER,
 };
 
 static const struct option long_options[] = {
@@ -38,6 +38,7 @@ static const struct option long_options[] = {
 	{ "epoch-interval", required_argument, NULL, OPT_EPOCH },
 	{ "attach", no_argument, NULL, OPT_ATTACH },
 	{ "agent", required_argument, NULL, OPT_AGENT },
+	{ "ring-buffer", required_argument, NULL, OPT_RING_BUFFER },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -58,6 +59,9 @@ void record_options_usage(FILE *out)
 	      "      --wall[=INTERVAL]  also a wall-clock profile: on-CPU and off-CPU time in\n"
 	      "                         units of INTERVAL (default 10ms), *.wall.folded\n"
 	      "      --off-cpu          also an off-CPU profile (*.offcpu.folded, in ms)\n"
+	      "      --ring-buffer MIB  BPF ring buffer size (default: about one second of\n"
+	      "                         samples at -F on every CPU, 8 to 512 MiB); a\n"
+	      "                         bigger one rides out longer stalls of the drain\n"
 	      "      --min-off-cpu DUR  ignore off-CPU intervals shorter than DUR (default 1ms)\n"
 	      "      --threads tasks|all  in Spark executors, keep only task threads\n"
 	      "                         (default all)\n"
@@ -226,6 +230,19 @@ int record_options_parse(struct record_options *opts, int argc, char **argv)
 		case OPT_OFF_CPU:
 			opts->off_cpu = true;
 			break;
+		case OPT_RING_BUFFER: {
+			char *end;
+			long mib;
+
+			errno = 0;
+			mib = strtol(optarg, &end, 10);
+			if (end == optarg || *end || errno || mib < 1 || mib > 1024) {
+				sp_err("--ring-buffer: '%s' is not a size between 1 and 1024 MiB", optarg);
+				return -1;
+			}
+			opts->ring_buffer_mib = (unsigned int)mib;
+			break;
+		}
 		case OPT_MIN_OFF_CPU:
 			if (parse_duration_ns(optarg, 1000000ULL, &opts->min_off_cpu_ns)) {
 				sp_err("--min-off-cpu: '%s' is not a duration (e.g. 1ms)", optarg);

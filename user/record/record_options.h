@@ -32,6 +32,7 @@ struct record_options {
 	bool off_cpu;                   /* --off-cpu: off-CPU alone */
 	uint64_t wall_interval_ns;      /* --wall=INTERVAL, default 10 ms */
 	uint64_t min_off_cpu_ns;        /* --min-off-cpu, default 1 ms */
+	unsigned int ring_buffer_mib;   /* --ring-buffer; 0: sized for -F and the CPUs */
 	enum thread_filter threads;     /* --threads tasks|all */
 	const char *executors;          /* --executors SPEC, default "*" */
 	const char *app_id;             /* --app ID */
