@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/fifo_arena.h"
 #include "base/log.h"
 #include "base/sample.h"
 #include "base/version.h"
@@ -25,6 +26,9 @@
 /* How often helper logs are read (a "java" process that has not mapped
  * libjvm.so yet is checked again as java_look_again says). */
 #define HELPER_POLL_NS (100 * NSEC_PER_MSEC)
+/* Records wait about a second: the arena grows to a second's worth of
+ * records in chunks of this size, then reuses them. */
+#define PENDING_CHUNK_BYTES (1u << 20)
 
 /* A record waiting to be named: the BPF record without its unused stack
  * slots. */
@@ -50,6 +54,7 @@ struct recorder {
 	struct executor_stages *executors;
 	struct executor_outputs *executor_outputs;
 	struct pending_record *head, *tail;
+	struct fifo_arena *pending;         /* where head..tail live */
 	struct frame *frames;
 	struct recorder_totals totals;
 	uint64_t last_helper_poll_ns;
@@ -95,7 +100,8 @@ struct recorder *recorder_new(const struct recorder_config *cfg)
 	rec->processes = process_table_new();
 	rec->frames = calloc(STACK_MAX_FRAMES, sizeof(struct frame));
 	rec->outputs = profile_outputs_new(&settings);
-	if (!rec->processes || !rec->frames || !rec->outputs) {
+	rec->pending = fifo_arena_new(PENDING_CHUNK_BYTES);
+	if (!rec->processes || !rec->frames || !rec->outputs || !rec->pending) {
 		sp_err("out of memory setting up the recording");
 		goto fail;
 	}
@@ -151,12 +157,7 @@ void recorder_free(struct recorder *rec)
 {
 	if (!rec)
 		return;
-	while (rec->head) {
-		struct pending_record *next = rec->head->next;
-
-		free(rec->head);
-		rec->head = next;
-	}
+	fifo_arena_free(rec->pending);
 	if (rec->processes)
 		process_table_free(rec->processes, release_process, NULL);
 	executor_outputs_free(rec->executor_outputs);
@@ -249,7 +250,30 @@ int recorder_on_record(void *ctx, const void *data, size_t size)
 	if (nu > SP_MAX_USER_DEPTH)
 		nu = SP_MAX_USER_DEPTH;
 
-	pr = malloc(sizeof(*pr) + (nk + nu) * sizeof(uint64_t));
+	p = process_table_find(rec->processes, (pid_t)hdr->tgid);
+	if (!p) {
+		char comm[SP_COMM_LEN];
+
+		/* Marked before /proc is read: an exec after the mark is
+		 * reported (and the new program inspected afresh), one before
+		 * it is what /proc shows. Marked after, an exec in between (a
+		 * `-- cmd` child leaving the gate) would leave the entry
+		 * describing the old program. */
+		if (rec->cfg.on_new_process)
+			rec->cfg.on_new_process(rec->cfg.ctx, (pid_t)hdr->tgid);
+		memcpy(comm, hdr->comm, SP_COMM_LEN);
+		comm[SP_COMM_LEN - 1] = '\0';
+		p = process_table_get(rec->processes, (pid_t)hdr->tgid, comm, &created);
+		if (!p) {
+			rec->totals.bad_records++;
+			return 0;
+		}
+		if (created) {
+			rec->totals.processes++;
+			inspect_process(rec, p);
+		}
+	}
+	pr = fifo_arena_alloc(rec->pending, sizeof(*pr) + (nk + nu) * sizeof(uint64_t));
 	if (!pr) {
 		rec->totals.bad_records++;
 		return 0;
@@ -277,26 +301,6 @@ int recorder_on_record(void *ctx, const void *data, size_t size)
 	memcpy(pr->addrs, stacks->kstack, nk * sizeof(uint64_t));
 	memcpy(pr->addrs + nk, stacks->ustack, nu * sizeof(uint64_t));
 
-	p = process_table_find(rec->processes, (pid_t)hdr->tgid);
-	if (!p) {
-		/* Marked before /proc is read: an exec after the mark is
-		 * reported (and the new program inspected afresh), one before
-		 * it is what /proc shows. Marked after, an exec in between (a
-		 * `-- cmd` child leaving the gate) would leave the entry
-		 * describing the old program. */
-		if (rec->cfg.on_new_process)
-			rec->cfg.on_new_process(rec->cfg.ctx, (pid_t)hdr->tgid);
-		p = process_table_get(rec->processes, (pid_t)hdr->tgid, pr->comm, &created);
-		if (!p) {
-			rec->totals.bad_records++;
-			free(pr);
-			return 0;
-		}
-		if (created) {
-			rec->totals.processes++;
-			inspect_process(rec, p);
-		}
-	}
 	pr->process = p;
 	if (p->java && (pr->ustack_flags & SP_USTACK_WALKED))
 		java_process_read_methods(p->java, pr->addrs + nk, nu);
@@ -428,7 +432,7 @@ void recorder_drain(struct recorder *rec, uint64_t now, bool flush_all)
 		if (!rec->head)
 			rec->tail = NULL;
 		file_record(rec, pr);
-		free(pr);
+		fifo_arena_release_oldest(rec->pending);
 	}
 }
 
