@@ -1,8 +1,11 @@
 /* kallsyms.c - see kallsyms.h. */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/hex_digit.h"
 #include "base/log.h"
@@ -265,4 +268,63 @@ void kallsyms_free(struct kallsyms *ks)
 	free(ks->syms);
 	free(ks->names);
 	free(ks);
+}
+
+struct kallsyms_loader {
+	pthread_t thread;
+	char *path;
+	struct kallsyms *ks;
+	int err;
+};
+
+static void *load_in_background(void *arg)
+{
+	struct kallsyms_loader *l = arg;
+
+	l->ks = kallsyms_load(l->path);
+	l->err = l->ks ? 0 : errno;
+	return NULL;
+}
+
+struct kallsyms_loader *kallsyms_load_start(const char *path)
+{
+	struct kallsyms_loader *l = calloc(1, sizeof(*l));
+	int fd, err;
+
+	if (!l || !(l->path = strdup(path))) {
+		free(l);
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* What the user can fix is said now, not after sampling began. */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = errno;
+		sp_err("read %s: %s", path, strerror(err));
+		goto fail;
+	}
+	close(fd);
+	err = pthread_create(&l->thread, NULL, load_in_background, l);
+	if (!err)
+		return l;
+	sp_err("load %s: %s", path, strerror(err));
+fail:
+	free(l->path);
+	free(l);
+	errno = err;
+	return NULL;
+}
+
+struct kallsyms *kallsyms_load_wait(struct kallsyms_loader *l)
+{
+	struct kallsyms *ks;
+
+	if (!l)
+		return NULL;
+	pthread_join(l->thread, NULL);
+	ks = l->ks;
+	errno = l->err;
+	free(l->path);
+	free(l);
+	return ks;
 }

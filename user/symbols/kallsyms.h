@@ -18,6 +18,14 @@ struct kallsyms;
  * errno on failure (EACCES: addresses hidden; ENOENT: no text symbol). */
 struct kallsyms *kallsyms_load(const char *path);
 
+/* The same, on a thread of its own: parsing takes ~150 ms that need not
+ * delay the first sample.  start checks the file can be opened (NULL with a
+ * message and errno if not); wait returns what kallsyms_load would have,
+ * and frees the loader. */
+struct kallsyms_loader;
+struct kallsyms_loader *kallsyms_load_start(const char *path);
+struct kallsyms *kallsyms_load_wait(struct kallsyms_loader *loader);
+
 /* Parses kallsyms text held in buf[0..len) (need not be NUL-terminated).
  * Malformed lines are skipped.  NULL and errno as kallsyms_load. */
 struct kallsyms *kallsyms_parse(const char *buf, size_t len);

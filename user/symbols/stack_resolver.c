@@ -11,6 +11,7 @@
 #include "symbols/stack_resolver.h"
 
 struct stack_resolver {
+	struct kallsyms_loader *loading;   /* until the first kernel frame */
 	struct kallsyms *kallsyms;
 	struct binary_cache *binaries;
 	struct stack_resolver_stats stats;
@@ -22,14 +23,14 @@ struct stack_resolver *stack_resolver_new(void)
 
 	if (!r)
 		return NULL;
-	r->kallsyms = kallsyms_load("/proc/kallsyms"); /* says why when it fails */
-	if (!r->kallsyms) {
+	r->loading = kallsyms_load_start("/proc/kallsyms"); /* says why when it fails */
+	if (!r->loading) {
 		free(r);
 		return NULL;
 	}
 	r->binaries = binary_cache_new();
 	if (!r->binaries) {
-		kallsyms_free(r->kallsyms);
+		kallsyms_free(kallsyms_load_wait(r->loading));
 		free(r);
 		return NULL;
 	}
@@ -40,6 +41,8 @@ void stack_resolver_free(struct stack_resolver *r)
 {
 	if (!r)
 		return;
+	if (r->loading)
+		r->kallsyms = kallsyms_load_wait(r->loading);
 	kallsyms_free(r->kallsyms);
 	binary_cache_free(r->binaries);
 	free(r);
@@ -131,6 +134,11 @@ size_t stack_resolver_resolve(struct stack_resolver *r, const struct user_names 
 {
 	size_t n = 0;
 
+	if (nkernel && r->loading) {
+		/* A kernel that cannot be read leaves its frames unnamed. */
+		r->kallsyms = kallsyms_load_wait(r->loading);
+		r->loading = NULL;
+	}
 	for (size_t i = 0; i < nkernel && n < max; i++) {
 		/* A return address points after the call: look up the call. */
 		uint64_t addr = i ? kernel[i] - 1 : kernel[i];
