@@ -127,3 +127,29 @@ def test_a_huge_perf_map_costs_bounded_memory_and_time(tmp_path, nobody_jvm, pla
     stacks = read_folded(tmp_path / "out" / "all.folded")
     assert sum(c for s, c in stacks.items() if s.startswith(f"java-{nobody_jvm};")) > 50, \
         "the JVM's samples were recorded"
+
+
+@pytest.mark.parametrize("planted", ["/tmp/perf-{pid}.map", "/tmp/sparkprof-{pid}.log"])
+def test_a_symlink_in_tmp_is_not_followed(tmp_path, nobody_jvm, planted):
+    """nobody links their JVM's map (or helper log) to a root-only file
+    whose lines look like a map: we must not read it on their behalf."""
+    secret = tmp_path / "root-only.map"
+    secret.write_text("".join(f"{0x10000 + i * 16:x} 10 Secret.line{i}\n" for i in range(100)))
+    os.chmod(secret, 0o600)
+    path = planted.format(pid=nobody_jvm)
+    if os.path.lexists(path):
+        os.unlink(path)
+    subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                    "ln", "-s", str(secret), path], check=True)
+    try:
+        proc, wall, rss_mib = record_measured(tmp_path / "out", "-a", "-d", "2", timeout=60)
+    finally:
+        os.unlink(path)
+    assert proc.returncode == 0, proc.stderr
+    summary = read_summary(tmp_path / "out")
+    assert wall < 2 + summary["startup_s"] + 1, (wall, summary["startup_s"])
+    jvm = [p for p in summary["processes"] if p["pid"] == nobody_jvm]
+    assert jvm and jvm[0]["jvm"] and jvm[0]["perf_map"] is None and not jvm[0]["helper"], jvm
+    stacks = read_folded(tmp_path / "out" / "all.folded")
+    assert not any("Secret." in s for s in stacks)
+    assert sum(c for s, c in stacks.items() if s.startswith(f"java-{nobody_jvm};")) > 30
