@@ -10,7 +10,11 @@
 #include "symbols/elf_symbols.h"
 
 /* Refuse absurd tables rather than allocating gigabytes for a bad file. */
-#define MAX_SYMBOLS (16u << 20)
+/* What one ELF file may cost (it may be any user's file, reached through a
+ * process's root): large C++ libraries with full symbol tables have a few
+ * million symbols and ~200 MiB of names. */
+#define MAX_SYMBOLS (4u << 20)
+#define MAX_NAME_BYTES (256u << 20)
 #define MAX_SEGMENTS 4096u
 /* Rank of synthesized "name@plt" symbols: any real symbol wins over them. */
 #define PLT_RANK 254
@@ -203,7 +207,7 @@ static int add_symbol(struct elf_symbols *es, struct sym_builder *b, struct elf_
 		es->syms = n;
 		b->cap = ncap;
 	}
-	if (es->names_len > UINT32_MAX - need)
+	if (es->names_len + need > MAX_NAME_BYTES)
 		return 1;
 	if (es->names_len + need > b->names_cap) {
 		size_t ncap = b->names_cap ? b->names_cap * 2 : 4096;
