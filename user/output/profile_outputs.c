@@ -8,6 +8,8 @@
 #include "base/log.h"
 #include "base/path_util.h"
 #include "base/strmap.h"
+#include "output/flame_page.h"
+#include "output/flame_tree.h"
 #include "output/folded.h"
 #include "output/jfr/jfr_writer.h"
 #include "output/profile_outputs.h"
@@ -243,6 +245,44 @@ const struct output_stats *profile_output_stats(const struct profile_output *o)
 	return &o->stats;
 }
 
+static int add_to_tree(const char *stack, size_t len, uint64_t count, void *ctx)
+{
+	return flame_tree_add_stack(ctx, stack, len, count, 0);
+}
+
+static int frame_type_hint(const char *text, size_t len, void *ctx)
+{
+	return folded_profile_frame_type(ctx, text, len);
+}
+
+/* PATH.folded -> PATH.html, with the frame types the recording saw. */
+static int write_html(const struct profile_outputs *outs, const struct profile_output *o,
+		      const struct folded_profile *profile, const char *folded_path, uint64_t unit)
+{
+	struct flame_page_options po = { .min_width_pct = FLAME_MIN_WIDTH_DEFAULT };
+	char html[PATH_MAX], title[512];
+	size_t n = strlen(folded_path) - strlen(".folded");
+	struct flame_tree *t = flame_tree_new();
+	int err;
+
+	if (!t) {
+		sp_err("flame graph of %s: out of memory", folded_path);
+		return -ENOMEM;
+	}
+	flame_tree_set_type_hint(t, frame_type_hint, (void *)profile);
+	snprintf(html, sizeof(html), "%.*s.html", (int)n, folded_path);
+	flame_page_mode_for(folded_path, outs->settings.wall_interval_ns, &po.mode, &po.unit_ns);
+	flame_page_title(o->name, po.mode, title, sizeof(title));
+	po.title = title;
+	err = folded_profile_foreach(profile, unit, add_to_tree, t);
+	if (err)
+		sp_err("flame graph of %s: %s", folded_path, strerror(-err));
+	else
+		err = flame_page_write(t, &po, html);
+	flame_tree_free(t);
+	return err;
+}
+
 static int write_profile(const struct profile_outputs *outs, const struct profile_output *o,
 			 const struct folded_profile *profile, const char *suffix, uint64_t unit)
 {
@@ -261,7 +301,10 @@ static int write_profile(const struct profile_outputs *outs, const struct profil
 		sp_err("create the folder for %s: %s", path, strerror(-err));
 		return err;
 	}
-	return folded_profile_write_scaled(profile, path, unit);
+	err = folded_profile_write_scaled(profile, path, unit);
+	if (!err && outs->settings.html)
+		err = write_html(outs, o, profile, path, unit);
+	return err;
 }
 
 struct write_all_ctx {
