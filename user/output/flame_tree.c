@@ -301,11 +301,13 @@ static int parse_line(struct flame_tree *t, const char *line, size_t len, int co
 			*why = "the count is not a whole number";
 			return -EINVAL;
 		}
-		if (count > (UINT64_MAX - 9) / 10) {
+		uint64_t digit = (uint64_t)(line[i] - '0');
+
+		if (count > (UINT64_MAX - digit) / 10) {
 			*why = "the count is too large";
 			return -EINVAL;
 		}
-		count = count * 10 + (uint64_t)(line[i] - '0');
+		count = count * 10 + digit;
 	}
 	err = flame_tree_add_stack(t, line, (size_t)(sp - line), count, column);
 	if (err == -E2BIG)
