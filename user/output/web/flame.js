@@ -242,7 +242,7 @@
     },
     reset() { zoom = view; render(); },
     toggleReversed() { $('reverse').click(); return view !== forward; },
-    drawn: () => drawn.map(d => ({ name: d.n.name, x: d.px, width: d.pw, depth: d.n.depth, colour: colour(d.n), type: TYPES[d.n.type] })),
+    drawn: () => drawn.map(d => ({ name: d.n.name, x: d.px, y: d.py, width: d.pw, depth: d.n.depth, colour: colour(d.n), type: TYPES[d.n.type] })),
     tip: name => { const d = drawn.find(d => d.n.name === name); return d ? tipText(d.n) : null; },
   };
 })();

@@ -81,7 +81,7 @@
   if (data.length) section('Files').append(el('p', {}, `${data.length} profiles (.folded, .jfr${data.some(f => f.endsWith('.pb.gz')) ? ', .pb.gz' : ''}) in this folder.`));
 
   function timeline(stages, duration, prefix) {
-    const NS = 'http://www.w3.org/2000/svg', W = 900, L = 90, ROW = 18;
+    const NS = 'http://www.w3.org/2000/svg', W = 900, L = 90, R = 30, ROW = 18;
     const end = Math.max(duration, ...stages.map(s => s.last_s)) || 1;
     const svg = document.createElementNS(NS, 'svg');
     const h = ROW * stages.length + 24;
@@ -93,7 +93,7 @@
       svg.append(e);
       return e;
     };
-    const x = t => L + (W - L - 10) * t / end;
+    const x = t => L + (W - L - R) * t / end;
     stages.forEach((st, i) => {
       const name = st.stage === null ? 'no stage' : 'stage ' + st.stage + (st.attempt ? '.' + st.attempt : '');
       add('text', { x: 4, y: i * ROW + 13 }, name);
@@ -108,8 +108,8 @@
       r.append(t); a.append(r); svg.append(a);
     });
     const axisY = stages.length * ROW + 4;
-    add('line', { x1: L, x2: W - 10, y1: axisY, y2: axisY, stroke: '#999' });
-    for (let k = 0; k <= 5; k++) add('text', { x: x(end * k / 5) - 8, y: axisY + 14 }, num(end * k / 5) + ' s');
+    add('line', { x1: L, x2: W - R, y1: axisY, y2: axisY, stroke: '#999' });
+    for (let k = 0; k <= 5; k++) add('text', { x: x(end * k / 5), y: axisY + 14, 'text-anchor': 'middle' }, num(end * k / 5) + ' s');
     return svg;
   }
 })();
