@@ -11,6 +11,7 @@
 #include "output/flame_page.h"
 #include "output/flame_tree.h"
 #include "output/pprof.h"
+#include "record/run_index.h"
 
 static void usage(FILE *out)
 {
@@ -27,8 +28,8 @@ static void usage(FILE *out)
 		"      --format pprof   the format\n"
 		"      --kind cpu|wall|offcpu  what the counts are (default: from IN's name:\n"
 		"                       .wall.folded, .offcpu.folded in ms, else CPU samples)\n"
-		"      --unit-ns N      nanoseconds per count of a wall profile (required for\n"
-		"                       wall: sparkprof record's is its --wall interval)\n"
+		"      --unit-ns N      nanoseconds per count of a wall profile (default:\n"
+		"                       the wall_interval_ns of a summary.json above IN)\n"
 		"      --freq HZ        sampling frequency of a CPU profile: sets the\n"
 		"                       profile's period (cpu/nanoseconds)\n"
 		"  -h, --help           this text\n");
@@ -112,8 +113,12 @@ int cmd_convert(int argc, char **argv)
 		if (unit_ns)
 			po.multiplier = unit_ns;
 		if (mode == FLAME_PAGE_WALL && !unit_ns) {
-			sp_err("convert: a wall profile needs --unit-ns (its interval in ns)");
-			return 2;
+			po.multiplier = run_index_wall_unit_near(argv[optind]);
+			if (!po.multiplier) {
+				sp_err("convert: %s is a wall profile whose unit is unknown (no "
+				       "summary.json near it): give --unit-ns", argv[optind]);
+				return 2;
+			}
 		}
 	}
 	t = flame_tree_new();

@@ -11,7 +11,6 @@
 #include "commands.h"
 #include "output/flame_page.h"
 #include "output/flame_tree.h"
-#include "proc/file_slurp.h"
 #include "record/run_index.h"
 
 static void usage(FILE *out)
@@ -33,34 +32,6 @@ static void usage(FILE *out)
 		"                       the wall_interval_ns of a summary.json above IN)\n"
 		"  -h, --help           this text\n",
 		FLAME_MIN_WIDTH_DEFAULT);
-}
-
-/* The wall unit of a recording's file: summary.json in IN's folder or up to
- * three above (IN may be APP/exec-ID/stage-S.wall.folded). */
-static uint64_t wall_unit_near(const char *in)
-{
-	char dir[PATH_MAX], path[PATH_MAX + 16];
-
-	snprintf(dir, sizeof(dir), "%s", in);
-	for (int up = 0; up < 4; up++) {
-		char *slash = strrchr(dir, '/');
-		size_t len;
-		char *text;
-		uint64_t unit;
-
-		if (slash)
-			*slash = '\0';
-		snprintf(path, sizeof(path), "%s/summary.json", slash ? dir : ".");
-		text = file_slurp(path, 64u << 20, &len);
-		if (text) {
-			unit = run_index_wall_interval(text, len);
-			free(text);
-			return unit;
-		}
-		if (!slash)
-			break;
-	}
-	return 0;
 }
 
 int cmd_flame(int argc, char **argv)
@@ -128,7 +99,7 @@ int cmd_flame(int argc, char **argv)
 	if (unit_ns)
 		o.unit_ns = unit_ns;
 	if (o.mode == FLAME_PAGE_WALL && !o.unit_ns) {
-		o.unit_ns = wall_unit_near(in);
+		o.unit_ns = run_index_wall_unit_near(in);
 		if (!o.unit_ns) {
 			sp_err("flame: %s is a wall profile whose unit is unknown (no summary.json "
 			       "near it): give --unit-ns", in);

@@ -178,3 +178,31 @@ int run_index_write_pages(const char *dir, int *pages)
 	*pages = pc.pages;
 	return err ? err : pc.first_err;
 }
+
+/* The wall unit of a recording's file: summary.json in IN's folder or up to
+ * three above (IN may be APP/exec-ID/stage-S.wall.folded). */
+uint64_t run_index_wall_unit_near(const char *in)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 16];
+
+	snprintf(dir, sizeof(dir), "%s", in);
+	for (int up = 0; up < 4; up++) {
+		char *slash = strrchr(dir, '/');
+		size_t len;
+		char *text;
+		uint64_t unit;
+
+		if (slash)
+			*slash = '\0';
+		snprintf(path, sizeof(path), "%s/summary.json", slash ? dir : ".");
+		text = file_slurp(path, SUMMARY_MAX, &len);
+		if (text) {
+			unit = run_index_wall_interval(text, len);
+			free(text);
+			return unit;
+		}
+		if (!slash)
+			break;
+	}
+	return 0;
+}

@@ -6,6 +6,7 @@
 #ifndef SPARKPROF_RUN_INDEX_H
 #define SPARKPROF_RUN_INDEX_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Writes DIR/index.html. 0 or -errno after a message. */
@@ -18,5 +19,9 @@ int run_index_write_pages(const char *dir, int *pages);
 
 /* The wall interval a summary.json text states, or 0. */
 uint64_t run_index_wall_interval(const char *summary, size_t len);
+
+/* The same, of the summary.json in the folder of a recording's file IN or
+ * up to three folders above it (IN may be APP/exec-ID/stage-S.wall.folded). */
+uint64_t run_index_wall_unit_near(const char *in);
 
 #endif
