@@ -276,6 +276,22 @@ def test_record_writes_pages_and_index_links_them(tmp_path, browser):
     assert by_name(drawn(browser), "sleep_phase"), "the sleeping phase is in the wall graph"
     tip = browser.eval("sparkprofFlame.tip('all')")
     assert re.search(r"\d+\.\d+ s \(100\.00%\)", tip), tip  # time, not samples
+    # split by thread state: the sleeping phase is asleep, the burning one on CPU
+    assert browser.eval("sparkprofFlame.toggleStates()")
+    frames = drawn(browser)
+    states = {f["name"] for f in frames if f["depth"] == 1}
+    assert {"[on CPU]", "[sleeping]"} <= states <= {"[on CPU]", "[preempted]", "[sleeping]",
+                                                    "[uninterruptible]", "[other state]"}
+    assert all(f["type"] == "thread state" for f in frames if f["depth"] == 1)
+    sleeping = [f for f in frames if f["name"] == "sleep_phase" and f["depth"] > 1]
+    assert sleeping and all(
+        by_name(frames, "[sleeping]")[0]["x"] <= f["x"] < by_name(frames, "[sleeping]")[0]["x"] +
+        by_name(frames, "[sleeping]")[0]["width"] for f in sleeping), "sleep_phase is asleep"
+    burning = [f for f in frames if f["name"] == "burn_phase"]
+    oncpu = by_name(frames, "[on CPU]")[0]
+    assert any(oncpu["x"] <= f["x"] < oncpu["x"] + oncpu["width"] for f in burning)
+    # the .wall.folded file keeps its format: no state frames
+    assert not any("[sleeping]" in st for st in read_folded(out / "all.wall.folded"))
     open_clean(browser, out / "all.offcpu.html")
     assert browser.eval("document.title").startswith("Off-CPU")
 

@@ -148,9 +148,10 @@ static int write_marker(FILE *out, const char *marker, void *arg)
 		return 1;
 	fputs("{\"title\":", out);
 	json_write_escaped_script(out, o->title ? o->title : "flame graph");
-	fprintf(out, ",\"mode\":\"%s\",\"unit_ns\":%llu,\"normalize\":%s,\"min_width_pct\":%g,",
-		mode_names[o->mode], (unsigned long long)o->unit_ns,
-		o->normalize ? "true" : "false", o->min_width_pct);
+	fprintf(out, ",\"mode\":\"%s\",\"unit_ns\":%llu,\"normalize\":%s,\"min_width_pct\":%g,"
+		"\"states\":%s,", mode_names[o->mode], (unsigned long long)o->unit_ns,
+		o->normalize ? "true" : "false", o->min_width_pct,
+		o->thread_states ? "true" : "false");
 	fprintf(out, "\"total\":[%llu,%llu],\n", (unsigned long long)root[0].total[0],
 		(unsigned long long)root[0].total[1]);
 	if (write_nodes(out, pc->tree, o))

@@ -30,6 +30,7 @@ struct flame_page_options {
 	uint64_t unit_ns;      /* what one count is worth; 0 = a sample */
 	double min_width_pct;  /* prune nodes narrower than this (percent) */
 	bool normalize;        /* diff: compare shares, not raw counts */
+	bool thread_states;    /* wall: each stack ends in a state frame ("[sleeping]") */
 };
 
 /* Writes the page to path (atomically). 0 or -errno after a message. */

@@ -13,6 +13,7 @@
 #include "output/folded.h"
 #include "output/jfr/jfr_writer.h"
 #include "output/profile_outputs.h"
+#include "sparkprof_events.h"
 
 struct profile_output {
 	char *name;
@@ -21,6 +22,10 @@ struct profile_output {
 	struct folded_profile *cpu;
 	struct folded_profile *wall;    /* nanoseconds */
 	struct folded_profile *off_cpu; /* nanoseconds */
+	/* The wall profile with a leaf frame per thread state ("[sleeping]"),
+	 * for the wall flame graph only (html): the .wall.folded file keeps the
+	 * format readers know. */
+	struct folded_profile *wall_states;
 	uint64_t cpu_period_ns;         /* what one on-CPU sample weighs in .wall */
 	struct jfr_writer *jfr;         /* opened at the first sample */
 	bool jfr_failed;                /* reported once; the folded files go on */
@@ -32,6 +37,8 @@ struct profile_outputs {
 	struct output_settings settings;
 	char *dir;
 	struct strmap *by_name;
+	struct frame *scratch;  /* a sample's frames under its state frame */
+	size_t scratch_cap;
 };
 
 static void output_free(void *value)
@@ -45,6 +52,7 @@ static void output_free(void *value)
 	folded_profile_free(o->cpu);
 	folded_profile_free(o->wall);
 	folded_profile_free(o->off_cpu);
+	folded_profile_free(o->wall_states);
 	for (int i = 0; i < o->nlabels; i++) {
 		free((char *)o->labels[i].key);
 		free((char *)o->labels[i].value);
@@ -77,6 +85,7 @@ void profile_outputs_free(struct profile_outputs *outs)
 	if (outs->by_name)
 		strmap_free(outs->by_name, output_free);
 	free(outs->dir);
+	free(outs->scratch);
 	free(outs);
 }
 
@@ -94,7 +103,10 @@ static struct profile_output *output_new(const struct output_settings *s, const 
 		o->wall = folded_profile_new();
 	if (s->off_cpu)
 		o->off_cpu = folded_profile_new();
-	if (!o->name || !o->cpu || (s->wall && !o->wall) || (s->off_cpu && !o->off_cpu))
+	if (s->wall && s->html)
+		o->wall_states = folded_profile_new();
+	if (!o->name || !o->cpu || (s->wall && !o->wall) || (s->off_cpu && !o->off_cpu) ||
+	    (s->wall && s->html && !o->wall_states))
 		goto fail;
 	for (int i = 0; i < nlabels && i < OUTPUT_MAX_LABELS; i++) {
 		o->labels[i].key = strdup(labels[i].key);
@@ -214,6 +226,36 @@ static void add_jfr(const struct profile_outputs *outs, struct profile_output *o
 	}
 }
 
+/* Names of the state frames, as flame.js knows them. */
+static const char *const state_frames[] = {
+	[SP_STATE_RUNNING] = "[on CPU]", [SP_STATE_PREEMPTED] = "[preempted]",
+	[SP_STATE_SLEEPING] = "[sleeping]", [SP_STATE_UNINTERRUPTIBLE] = "[uninterruptible]",
+	[SP_STATE_OTHER] = "[other state]",
+};
+
+static int add_with_state(struct profile_outputs *outs, struct profile_output *o,
+			  const struct resolved_sample *s, const char *thread, uint64_t ns)
+{
+	uint32_t state = s->kind == SAMPLE_CPU ? SP_STATE_RUNNING : s->thread_state;
+
+	if (s->nframes + 1 > outs->scratch_cap) {
+		size_t cap = s->nframes + 64;
+		struct frame *f = realloc(outs->scratch, cap * sizeof(*f));
+
+		if (!f)
+			return -ENOMEM;
+		outs->scratch = f;
+		outs->scratch_cap = cap;
+	}
+	outs->scratch[0] = (struct frame){
+		state < sizeof(state_frames) / sizeof(state_frames[0]) ? state_frames[state]
+								       : state_frames[SP_STATE_OTHER],
+		FRAME_NATIVE };
+	memcpy(outs->scratch + 1, s->frames, s->nframes * sizeof(*s->frames));
+	return folded_profile_add(o->wall_states, s->root_label, thread, outs->scratch,
+				  s->nframes + 1, ns);
+}
+
 int profile_output_add(struct profile_outputs *outs, struct profile_output *o,
 		       const struct resolved_sample *s)
 {
@@ -228,12 +270,16 @@ int profile_output_add(struct profile_outputs *outs, struct profile_output *o,
 		if (!err && o->wall)
 			err = folded_profile_add(o->wall, s->root_label, thread, s->frames, s->nframes,
 						 o->cpu_period_ns);
+		if (!err && o->wall_states)
+			err = add_with_state(outs, o, s, thread, o->cpu_period_ns);
 		return err;
 	}
 	o->stats.off_cpu_events++;
 	o->stats.off_cpu_ns += s->off_cpu_ns;
 	if (o->wall)
 		err = folded_profile_add(o->wall, s->root_label, thread, s->frames, s->nframes, s->off_cpu_ns);
+	if (!err && o->wall_states)
+		err = add_with_state(outs, o, s, thread, s->off_cpu_ns);
 	if (!err && o->off_cpu)
 		err = folded_profile_add(o->off_cpu, s->root_label, thread, s->frames, s->nframes,
 					 s->off_cpu_ns);
@@ -274,6 +320,7 @@ static int write_html(const struct profile_outputs *outs, const struct profile_o
 	flame_page_mode_for(folded_path, outs->settings.wall_interval_ns, &po.mode, &po.unit_ns);
 	flame_page_title(o->name, po.mode, title, sizeof(title));
 	po.title = title;
+	po.thread_states = profile == o->wall_states;
 	err = folded_profile_foreach(profile, unit, add_to_tree, t);
 	if (err)
 		sp_err("flame graph of %s: %s", folded_path, strerror(-err));
@@ -284,7 +331,8 @@ static int write_html(const struct profile_outputs *outs, const struct profile_o
 }
 
 static int write_profile(const struct profile_outputs *outs, const struct profile_output *o,
-			 const struct folded_profile *profile, const char *suffix, uint64_t unit)
+			 const struct folded_profile *profile, const struct folded_profile *page,
+			 const char *suffix, uint64_t unit)
 {
 	char path[PATH_MAX];
 	int err;
@@ -303,7 +351,7 @@ static int write_profile(const struct profile_outputs *outs, const struct profil
 	}
 	err = folded_profile_write_scaled(profile, path, unit);
 	if (!err && outs->settings.html)
-		err = write_html(outs, o, profile, path, unit);
+		err = write_html(outs, o, page, path, unit);
 	return err;
 }
 
@@ -322,9 +370,10 @@ static int write_one(const char *name, void *value, void *ctx)
 	(void)name;
 	if (!o)
 		return 0;
-	errs[0] = write_profile(wc->outs, o, o->cpu, ".folded", 1);
-	errs[1] = write_profile(wc->outs, o, o->wall, ".wall.folded", s->wall_interval_ns);
-	errs[2] = write_profile(wc->outs, o, o->off_cpu, ".offcpu.folded", 1000000);
+	errs[0] = write_profile(wc->outs, o, o->cpu, o->cpu, ".folded", 1);
+	errs[1] = write_profile(wc->outs, o, o->wall, o->wall_states ? o->wall_states : o->wall,
+				".wall.folded", s->wall_interval_ns);
+	errs[2] = write_profile(wc->outs, o, o->off_cpu, o->off_cpu, ".offcpu.folded", 1000000);
 	errs[3] = 0;
 	/* An output without samples still gets its (empty) JFR twin. */
 	if (s->jfr && !o->jfr && !o->jfr_failed && open_jfr(wc->outs, o))

@@ -4,6 +4,8 @@
 (function () {
   const ROW = 16, MAX_ROWS = 2000;
   const TYPES = ['native', 'C++ (JVM)', 'kernel', 'JIT', 'inlined', 'interpreted', 'Java'];
+  const STATES = { '[on CPU]': [45, 90, 60], '[preempted]': [330, 60, 72], '[sleeping]': [210, 60, 78],
+    '[uninterruptible]': [0, 75, 45], '[other state]': [0, 0, 75] };
   const HUES = [[30, 85, 62], [52, 70, 55], [0, 65, 62], [120, 45, 55], [175, 55, 52], [265, 45, 70], [100, 35, 62]];
   const diff = DATA.mode === 'diff', timed = DATA.unit_ns > 0;
   const T0 = DATA.total[0] || 1, T1 = DATA.total[1] || 1;
@@ -29,14 +31,14 @@
     }
     return root;
   }
-  // The reversed view: every node's self samples, as the stack leaf first.
-  function reversed(root) {
+  // Other views of the same samples: every node's self count, its stack
+  // rearranged by order(n, callers) and merged again from a new root.
+  function rebuild(root, order) {
     const top = { depth: 0, name: 'all', type: 0, v: root.v.map(() => 0), s: root.v.map(() => 0), kids: [], map: new Map() };
     const up = [];
     (function walk(n) {
       if (n !== root && n.s.some(x => x > 0)) {
-        const frames = [n];
-        for (let i = up.length - 1; i >= 1; i--) frames.push(up[i]); // up[0] is the root
+        const frames = order(n, up.slice(1)); // up[0] is the root
         let at = top;
         frames.forEach((f, j) => {
           const key = f.name + '\u0000' + f.type;
@@ -62,6 +64,12 @@
     })(top);
     return top;
   }
+  // Reversed: leaf first, "who calls this hot function".
+  const reversedOrder = (n, callers) => [n, ...callers.slice().reverse()];
+  // By thread state (wall profiles whose stacks end in a state frame):
+  // the state first, then the stack.
+  const isState = n => DATA.states && !n.kids.length && STATES[n.name] !== undefined;
+  const stateOrder = (n, callers) => isState(n) ? [n, ...callers] : [...callers, n];
   function layout(root) {
     let depth = 0;
     (function place(n, x) {
@@ -73,7 +81,7 @@
   }
 
   const forward = build();
-  let view = forward, backward = null, maxDepth = layout(forward);
+  let view = forward, views = {}, maxDepth = layout(forward);
   let zoom = forward, icicle = false, search = null, drawn = [];
 
   function fmtCount(x) {
@@ -105,6 +113,7 @@
       const k = Math.round(200 * (0.15 + 0.85 * Math.abs(d) / maxDelta));
       return d > 0 ? `rgb(255,${255 - k},${255 - k})` : `rgb(${255 - k},${255 - k},255)`;
     }
+    if (isState(n) || (view.byState && n.depth === 1)) { const [h, s, l] = STATES[n.name]; return `hsl(${h},${s}%,${l}%)`; }
     const [h, s, l] = HUES[n.type] || HUES[0];
     return `hsl(${h},${s}%,${l + (hash(n.name) & 7) - 4}%)`;
   }
@@ -159,7 +168,8 @@
     if (DATA.shown_nodes < DATA.all_nodes)
       s += `; ${DATA.shown_nodes.toLocaleString('en-US')} of ${DATA.all_nodes.toLocaleString('en-US')} frames shown (narrower than ${DATA.min_width_pct}% left out)`;
     if (maxDepth + 1 > MAX_ROWS) s += `; only the first ${MAX_ROWS} levels are drawn`;
-    if (view !== forward) s += '; reversed: callers of each function with self time';
+    if (view.kind === 'reversed') s += '; reversed: callers of each function with self time';
+    if (view.kind === 'states') s += '; by thread state: on CPU, preempted, sleeping, uninterruptible';
     return s;
   }
   function at(ev) {
@@ -167,8 +177,9 @@
     for (const d of drawn) if (x >= d.px && x < d.px + d.pw && y >= d.py && y < d.py + ROW) return d.n;
     return null;
   }
+  const typeName = n => isState(n) || (view.byState && n.depth === 1) ? 'thread state' : TYPES[n.type] || 'native';
   function tipText(n) {
-    const t = TYPES[n.type] || 'native';
+    const t = typeName(n);
     if (diff) {
       const d = delta(n);
       return `${n.name} [${t}]\nbase: ${fmtCount(n.v[0])} (${pct(n.v[0], T0)}), self ${fmtCount(n.s[0])}\n` +
@@ -192,15 +203,24 @@
   canvas.addEventListener('click', ev => { const n = at(ev); if (n) { zoom = n; render(); } });
   $('reset').onclick = () => { zoom = view; render(); };
   $('invert').onclick = () => { icicle = !icicle; $('invert').classList.toggle('on', icicle); render(); };
-  $('reverse').onclick = () => {
-    if (!backward) backward = reversed(forward);
-    view = view === forward ? backward : forward;
+  // Switches between the call tree and a rebuilt view (the same button again: back).
+  function show(which) {
+    if (which && !views[which]) {
+      views[which] = rebuild(forward, which === 'reversed' ? reversedOrder : stateOrder);
+      views[which].kind = which;
+      views[which].byState = which === 'states';
+    }
+    view = which && view.kind !== which ? views[which] : forward;
     maxDepth = layout(view);
     measure(view);
     zoom = view;
-    $('reverse').classList.toggle('on', view !== forward);
+    $('reverse').classList.toggle('on', view.kind === 'reversed');
+    $('bystate').classList.toggle('on', view.kind === 'states');
     render();
-  };
+  }
+  $('reverse').onclick = () => show('reversed');
+  $('bystate').onclick = () => show('states');
+  $('bystate').hidden = !DATA.states;
   function setSearch(text) {
     try { search = text ? new RegExp(text) : null; $('search').style.background = ''; }
     catch (e) { search = null; $('search').style.background = '#fcc'; }
@@ -217,7 +237,7 @@
   if (diff) legend.innerHTML = '<span><i style="background:rgb(255,55,55)"></i>grew</span><span><i style="background:rgb(55,55,255)"></i>shrank</span><span><i style="background:#eee"></i>unchanged</span>';
   else {
     const seen = new Set();
-    (function s(n) { if (n !== forward) seen.add(n.type); n.kids.forEach(s); })(forward);
+    (function s(n) { if (n !== forward && !isState(n)) seen.add(n.type); n.kids.forEach(s); })(forward);
     TYPES.forEach((t, i) => {
       if (!seen.has(i)) return;
       const el = document.createElement('span'), sw = document.createElement('i');
@@ -226,6 +246,12 @@
       el.append(sw, t);
       legend.append(el);
     });
+    if (DATA.states) for (const [name, [h, s, l]] of Object.entries(STATES)) {
+      const el = document.createElement('span'), sw = document.createElement('i');
+      sw.style.background = `hsl(${h},${s}%,${l}%)`;
+      el.append(sw, name);
+      legend.append(el);
+    }
   }
   measure(view);
   render();
@@ -241,8 +267,9 @@
       return !!best;
     },
     reset() { zoom = view; render(); },
-    toggleReversed() { $('reverse').click(); return view !== forward; },
-    drawn: () => drawn.map(d => ({ name: d.n.name, x: d.px, y: d.py, width: d.pw, depth: d.n.depth, colour: colour(d.n), type: TYPES[d.n.type] })),
+    toggleReversed() { $('reverse').click(); return view.kind === 'reversed'; },
+    toggleStates() { $('bystate').click(); return view.kind === 'states'; },
+    drawn: () => drawn.map(d => ({ name: d.n.name, x: d.px, y: d.py, width: d.pw, depth: d.n.depth, colour: colour(d.n), type: typeName(d.n) })),
     tip: name => { const d = drawn.find(d => d.n.name === name); return d ? tipText(d.n) : null; },
   };
 })();
