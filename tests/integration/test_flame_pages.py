@@ -364,3 +364,17 @@ def test_index_of_a_spark_run(sim_run, browser):
     # Java frames keep the types the recording saw
     types = {f["type"] for f in drawn(browser) if "Stage3Work" in f["name"]}
     assert types & {"JIT", "inlined", "interpreted"}, types
+
+
+def test_deep_and_empty_profiles_open(tmp_path, browser):
+    # 8,000 frames deep (the parser takes 8,192): drawn without recursion
+    # limits, the first 2,000 levels on the canvas
+    deep = ";".join(f"f{i}" for i in range(8000)) + " 5\na;b 5\n"
+    open_clean(browser, flame(tmp_path, deep, "deep.folded"))
+    assert len(drawn(browser)) == 2002
+    assert "only the first 2000 levels" in browser.eval(
+        "document.getElementById('status').textContent")
+    assert browser.eval("sparkprofFlame.toggleReversed()")
+    assert browser.errors() == []
+    open_clean(browser, flame(tmp_path, "", "empty.folded"))
+    assert drawn(browser) == []

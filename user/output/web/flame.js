@@ -31,14 +31,29 @@
     }
     return root;
   }
+  // Visits a tree in preorder without recursion (stacks may be thousands of
+  // frames deep); fn returning false skips a node's children.
+  function each(root, fn) {
+    const todo = [root];
+    while (todo.length) {
+      const n = todo.pop();
+      if (fn(n) === false) continue;
+      for (let i = n.kids.length - 1; i >= 0; i--) todo.push(n.kids[i]);
+    }
+  }
+  // n's callers, outermost first, below root.
+  function callers(n, root) {
+    const out = [];
+    for (let a = n.parent; a && a !== root; a = a.parent) out.push(a);
+    return out.reverse();
+  }
   // Other views of the same samples: every node's self count, its stack
   // rearranged by order(n, callers) and merged again from a new root.
   function rebuild(root, order) {
     const top = { depth: 0, name: 'all', type: 0, v: root.v.map(() => 0), s: root.v.map(() => 0), kids: [], map: new Map() };
-    const up = [];
-    (function walk(n) {
+    each(root, n => {
       if (n !== root && n.s.some(x => x > 0)) {
-        const frames = order(n, up.slice(1)); // up[0] is the root
+        const frames = order(n, callers(n, root));
         let at = top;
         frames.forEach((f, j) => {
           const key = f.name + '\u0000' + f.type;
@@ -53,15 +68,11 @@
         });
         n.s.forEach((x, c) => { top.v[c] += x; });
       }
-      up.push(n);
-      n.kids.forEach(walk);
-      up.pop();
-    })(root);
-    (function fix(n) {
+    });
+    each(top, n => {
       n.w = weight(n.v);
       n.kids.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : a.type - b.type);
-      n.kids.forEach(fix);
-    })(top);
+    });
     return top;
   }
   // Reversed: leaf first, "who calls this hot function".
@@ -72,11 +83,12 @@
   const stateOrder = (n, callers) => isState(n) ? [n, ...callers] : [...callers, n];
   function layout(root) {
     let depth = 0;
-    (function place(n, x) {
-      n.x = x;
+    root.x = 0;
+    each(root, n => {
+      let x = n.x;
       depth = Math.max(depth, n.depth);
-      for (const k of n.kids) { place(k, x); x += k.w; }
-    })(root, 0);
+      for (const k of n.kids) { k.x = x; x += k.w; }
+    });
     return depth;
   }
 
@@ -103,7 +115,7 @@
   let maxDelta = 0;
   function measure(root) {
     maxDelta = 0;
-    (function m(n) { if (n !== root) maxDelta = Math.max(maxDelta, Math.abs(delta(n))); n.kids.forEach(m); })(root);
+    each(root, n => { if (n !== root) maxDelta = Math.max(maxDelta, Math.abs(delta(n))); });
   }
   function colour(n) {
     if (search && n !== view && search.test(n.name)) return '#e040fb';
@@ -120,10 +132,9 @@
   function matchedShare() {
     if (!search) return 0;
     let sum = 0;
-    (function m(n) {
-      if (n !== view && search.test(n.name)) { sum += n.w; return; }
-      n.kids.forEach(m);
-    })(view);
+    each(view, n => {
+      if (n !== view && search.test(n.name)) { sum += n.w; return false; }
+    });
     return 100 * sum / (view.w || 1);
   }
 
@@ -151,12 +162,11 @@
       drawn.push({ n, px, pw, py: y(n.depth) });
     }
     for (let a = zoom.parent; a; a = a.parent) if (a.depth < rows) box(a, 0, width, true);
-    (function draw(n) {
+    each(zoom, n => {
       const px = (n.x - x0) * scale, pw = n.w * scale;
-      if (n.depth >= rows || pw < 0.5) return;
+      if (n.depth >= rows || pw < 0.5) return false;
       box(n, px, pw, false);
-      n.kids.forEach(draw);
-    })(zoom);
+    });
     const m = search ? matchedShare() : 0;
     $('matched').textContent = search ? 'Matched: ' + m.toFixed(2) + '%' : '';
     $('status').textContent = status();
@@ -237,7 +247,7 @@
   if (diff) legend.innerHTML = '<span><i style="background:rgb(255,55,55)"></i>grew</span><span><i style="background:rgb(55,55,255)"></i>shrank</span><span><i style="background:#eee"></i>unchanged</span>';
   else {
     const seen = new Set();
-    (function s(n) { if (n !== forward && !isState(n)) seen.add(n.type); n.kids.forEach(s); })(forward);
+    each(forward, n => { if (n !== forward && !isState(n)) seen.add(n.type); });
     TYPES.forEach((t, i) => {
       if (!seen.has(i)) return;
       const el = document.createElement('span'), sw = document.createElement('i');
@@ -262,7 +272,7 @@
     matchedText: () => $('matched').textContent,
     zoom(name) {
       let best = null;
-      (function f(n) { if (n.name === name && (!best || n.w > best.w)) best = n; n.kids.forEach(f); })(view);
+      each(view, n => { if (n.name === name && (!best || n.w > best.w)) best = n; });
       if (best) { zoom = best; render(); }
       return !!best;
     },
