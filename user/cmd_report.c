@@ -1,7 +1,9 @@
 /* cmd_report.c - 'sparkprof report DIR': the HTML of a recording's folder
  * written again (flame graphs and index.html), e.g. after --no-html. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/log.h"
 #include "commands.h"
@@ -9,6 +11,7 @@
 
 int cmd_report(int argc, char **argv)
 {
+	struct stat st;
 	int pages = 0, err;
 
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
@@ -21,6 +24,14 @@ int cmd_report(int argc, char **argv)
 	if (argc != 2 || argv[1][0] == '-') {
 		sp_err("report: give one output folder (try 'sparkprof report --help')");
 		return 2;
+	}
+	if (stat(argv[1], &st)) {
+		sp_err("report: %s: %s", argv[1], strerror(errno));
+		return 1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		sp_err("report: %s is not a folder", argv[1]);
+		return 1;
 	}
 	err = run_index_write_pages(argv[1], &pages);
 	if (!err)
