@@ -64,6 +64,9 @@ $(BUILD)/user/%.o: user/%.c $(SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
+# The web page assets are included by the assembler (.incbin), which -MMD does not see.
+$(BUILD)/user/output/page_assets.o $(BUILD)/fuzz/obj/output/page_assets.o: $(wildcard user/output/web/*)
+
 $(BUILD)/%.bpf.o: bpf/%.bpf.c $(wildcard include/*.h bpf/*.h) vmlinux/vmlinux.h | $(BUILD)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 	$(LLVM_STRIP) -g $@  # keep BTF, drop DWARF: the skeleton embeds the object

@@ -19,3 +19,7 @@ done
 
 # Stack walker: BPF handler cost against Java stack depth, JDK 17 and newest.
 python3 bench/walker_depth.py
+
+# Flame graph pages: a 1M-sample, 200k-stack profile, sparkprof flame beside
+# async-profiler's converter (page size, write time, Chromium load time).
+python3 bench/flame_page.py

@@ -12,6 +12,8 @@ fi
 # Tests and benchmarks: a JDK, linux-perf for comparisons, python3 + pytest.
 apt_packages="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc
 	libc6-dev linux-perf python3 python3-pip procps util-linux binutils passwd"
+# The HTML pages' tests load them in headless Chromium (tests/integration/chromium.py).
+apt_packages="$apt_packages chromium"
 
 missing=""
 for p in $apt_packages; do
@@ -28,6 +30,13 @@ if ! command -v javac >/dev/null 2>&1; then
 	echo "install-deps: installing a JDK"
 	apt-get update -qq
 	apt-get install -y -qq openjdk-17-jdk-headless >/dev/null
+fi
+
+# `go tool pprof` reads the pprof files in tests/integration/test_pprof.py.
+if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then
+	echo "install-deps: installing go (for go tool pprof)"
+	apt-get update -qq
+	apt-get install -y -qq golang-go >/dev/null
 fi
 
 python3 -m pytest --version >/dev/null 2>&1 || python3 -m pip install -q pytest

@@ -404,6 +404,8 @@ int cmd_record(int argc, char **argv)
 		recorder_get_totals(rec, &totals);
 		print_summary(dir, counters, &totals, (double)(end_mono - start_mono) / 1e9,
 			      with_off_cpu);
+		if (opts.html)
+			fprintf(stderr, "sparkprof: flame graphs: open %s/index.html\n", dir);
 		exit_code = 0;
 		if (opts.command && child.exited && child.exit_status)
 			exit_code = child.exit_status;

@@ -9,5 +9,9 @@
 int cmd_record(int argc, char **argv);  /* cmd_record.c */
 int cmd_list(int argc, char **argv);    /* cmd_list.c */
 int cmd_attach(int argc, char **argv);  /* cmd_attach.c */
+int cmd_flame(int argc, char **argv);   /* cmd_flame.c */
+int cmd_diff(int argc, char **argv);    /* cmd_diff.c */
+int cmd_report(int argc, char **argv);  /* cmd_report.c */
+int cmd_convert(int argc, char **argv); /* cmd_convert.c */
 
 #endif

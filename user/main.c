@@ -16,6 +16,10 @@ static const struct command commands[] = {
 	{ "record", cmd_record, "profile the node (or some processes) into a folder" },
 	{ "list", cmd_list, "list the JVMs and Spark executors on this node" },
 	{ "attach", cmd_attach, "load the sparkprof helper into a running JVM" },
+	{ "flame", cmd_flame, "an HTML flame graph of a folded file" },
+	{ "diff", cmd_diff, "a differential flame graph of two profiles or folders" },
+	{ "report", cmd_report, "write a recording's flame graphs and index.html again" },
+	{ "convert", cmd_convert, "convert a folded file to pprof (profile.proto)" },
 };
 
 static void usage(FILE *out)

@@ -19,6 +19,14 @@ static char *slurp(const char *path)
 	return buf;
 }
 
+static int sum_counts(const char *stack, size_t len, uint64_t count, void *ctx)
+{
+	(void)stack;
+	(void)len;
+	*(uint64_t *)ctx += count;
+	return 0;
+}
+
 int main(void)
 {
 	struct folded_profile *p = folded_profile_new();
@@ -56,6 +64,22 @@ int main(void)
 	CHECK(folded_profile_write(p, "/proc/no-such-dir/x.folded") < 0,
 	      "an unwritable path fails with a message");
 	unlink(path);
+	/* the types the texts were written with, for the flame graph pages */
+	CHECK(folded_profile_frame_type(p, "Foo.bar", 7) == FRAME_JIT, "a JIT frame's type");
+	CHECK(folded_profile_frame_type(p, "read", 4) == FRAME_NATIVE, "a native frame's type");
+	CHECK(folded_profile_frame_type(p, "do_sys_read_[k]", 15) == FRAME_KERNEL,
+	      "a kernel frame's type, under its folded text");
+	CHECK(folded_profile_frame_type(p, "java-1", 6) == -1, "root labels have no type");
+	{
+		const struct frame interp[] = { { "Foo.bar", FRAME_INTERPRETED } };
+		uint64_t sum = 0;
+
+		CHECK(folded_profile_add(p, "java-1", NULL, interp, 1, 1) == 0, "add an interpreted twin");
+		CHECK(folded_profile_frame_type(p, "Foo.bar", 7) == FRAME_JIT,
+		      "a name seen JIT and interpreted reads as JIT");
+		CHECK(folded_profile_foreach(p, 1, sum_counts, &sum) == 0 && sum == folded_profile_total(p),
+		      "foreach visits every count (%llu)", (unsigned long long)sum);
+	}
 	folded_profile_free(p);
 	TAP_DONE();
 }

@@ -83,7 +83,7 @@ static int utf8_sequence_length(const unsigned char *s)
 	return n;
 }
 
-void json_write_escaped(FILE *out, const char *str)
+static void write_escaped(FILE *out, const char *str, int in_script)
 {
 	const unsigned char *s = (const unsigned char *)str;
 
@@ -96,7 +96,7 @@ void json_write_escaped(FILE *out, const char *str)
 			fputc(*s++, out);
 			continue;
 		}
-		if (*s < 0x20) {
+		if (*s < 0x20 || (in_script && (*s == '<' || *s == '>' || *s == '&'))) {
 			fprintf(out, "\\u%04x", *s++);
 			continue;
 		}
@@ -110,6 +110,16 @@ void json_write_escaped(FILE *out, const char *str)
 		s += n;
 	}
 	fputc('"', out);
+}
+
+void json_write_escaped(FILE *out, const char *str)
+{
+	write_escaped(out, str, 0);
+}
+
+void json_write_escaped_script(FILE *out, const char *str)
+{
+	write_escaped(out, str, 1);
 }
 
 void json_key(struct json_writer *w, const char *key)

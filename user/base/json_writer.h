@@ -32,5 +32,7 @@ void json_null(struct json_writer *w);
 
 /* Writes s as a JSON string literal (with quotes). */
 void json_write_escaped(FILE *out, const char *s);
+/* The same, with '<', '>' and '&' escaped too: safe inside an HTML <script>. */
+void json_write_escaped_script(FILE *out, const char *s);
 
 #endif

@@ -1,10 +1,12 @@
 /* path_util.c - see path_util.h. */
 #include <errno.h>
+#include <fts.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/log.h"
 #include "base/path_util.h"
 
 int make_dirs(const char *dir)
@@ -74,4 +76,41 @@ void sanitize_name_component(char *name)
 		name[0] = '_';
 	if (!name[0])
 		strcpy(name, "_");
+}
+
+int walk_files(const char *dir, int max_files,
+	       int (*fn)(const char *path, const char *rel, void *ctx), void *ctx)
+{
+	char *roots[] = { (char *)dir, NULL };
+	size_t prefix = strlen(dir);
+	FTS *fts = fts_open(roots, FTS_PHYSICAL | FTS_NOCHDIR, NULL);
+	const char *rel;
+	FTSENT *e;
+	int err = 0, n = 0;
+
+	if (!fts) {
+		err = -errno;
+		sp_err("read the folder %s: %s", dir, strerror(errno));
+		return err;
+	}
+	while (!err && (e = fts_read(fts))) {
+		if (e->fts_info == FTS_DNR || e->fts_info == FTS_ERR || e->fts_info == FTS_NS) {
+			sp_err("read %s: %s", e->fts_path, strerror(e->fts_errno));
+			continue;
+		}
+		if (e->fts_info != FTS_F)
+			continue;
+		if (++n > max_files) {
+			sp_err("%s holds more than %d files; the rest are left out", dir, max_files);
+			break;
+		}
+		if (e->fts_level == 0) /* dir is itself a file */
+			continue;
+		rel = e->fts_path + prefix;
+		while (*rel == '/')
+			rel++;
+		err = fn(e->fts_path, rel, ctx);
+	}
+	fts_close(fts);
+	return err;
 }

@@ -20,4 +20,10 @@ bool is_safe_relative_name(const char *name);
  * control characters, leading dots) so ids from outside can be used as one. */
 void sanitize_name_component(char *name);
 
+/* Calls fn on every regular file below dir (symlinks not followed), with
+ * its path and its name relative to dir, at most max_files of them. Stops
+ * when fn returns non-zero and returns that; 0 or -errno (after a message). */
+int walk_files(const char *dir, int max_files,
+	       int (*fn)(const char *path, const char *rel, void *ctx), void *ctx);
+
 #endif

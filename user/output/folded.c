@@ -12,8 +12,12 @@
 
 #define FOLDED_LINE_MAX (1 << 20)
 
+#define TYPE_CACHE_SIZE 1024
+
 struct folded_profile {
 	struct strmap *counts; /* stack text -> (uint64_t *) count */
+	struct strmap *types;  /* frame text -> mask of frame types seen, as a pointer */
+	struct { const char *name; int type; } type_cache[TYPE_CACHE_SIZE];
 	uint64_t total;
 	char *line;            /* scratch for building one stack's text */
 };
@@ -25,8 +29,9 @@ struct folded_profile *folded_profile_new(void)
 	if (!p)
 		return NULL;
 	p->counts = strmap_new();
+	p->types = strmap_new();
 	p->line = malloc(FOLDED_LINE_MAX);
-	if (!p->counts || !p->line) {
+	if (!p->counts || !p->types || !p->line) {
 		folded_profile_free(p);
 		return NULL;
 	}
@@ -39,6 +44,8 @@ void folded_profile_free(struct folded_profile *p)
 		return;
 	if (p->counts)
 		strmap_free(p->counts, free);
+	if (p->types)
+		strmap_free(p->types, NULL);
 	free(p->line);
 	free(p);
 }
@@ -65,6 +72,61 @@ int folded_frame_text(char *buf, size_t len, size_t cap, const struct frame *fra
 	return n;
 }
 
+/* Remembers that the frame text was seen with the frame's type (the text
+ * does not say, except for kernel frames). A small cache by name pointer
+ * keeps the map lookup off the common path: names are owned and stable. */
+static int note_type(struct folded_profile *p, const struct frame *f, const char *text, size_t len)
+{
+	size_t h = ((uintptr_t)f->name >> 3) % TYPE_CACHE_SIZE;
+	int inserted;
+	void **slot;
+
+	if (p->type_cache[h].name == f->name && p->type_cache[h].type == (int)f->type)
+		return 0;
+	slot = strmap_slot(p->types, text, len, &inserted);
+	if (!slot)
+		return -1;
+	*slot = (void *)((uintptr_t)*slot | 1u << f->type);
+	p->type_cache[h].name = f->name;
+	p->type_cache[h].type = (int)f->type;
+	return 0;
+}
+
+int folded_profile_frame_type(const struct folded_profile *p, const char *text, size_t len)
+{
+	static const enum frame_type preference[] = { FRAME_JIT, FRAME_INLINED, FRAME_INTERPRETED,
+						      FRAME_KERNEL, FRAME_CPP, FRAME_NATIVE };
+	uintptr_t mask = (uintptr_t)strmap_get(p->types, text, len);
+
+	for (size_t i = 0; i < sizeof(preference) / sizeof(preference[0]); i++)
+		if (mask & 1u << preference[i])
+			return (int)preference[i];
+	return -1;
+}
+
+struct stack_visit {
+	int (*fn)(const char *stack, size_t len, uint64_t count, void *ctx);
+	void *ctx;
+	uint64_t unit;
+};
+
+static int visit_stack(const char *key, void *value, void *ctx)
+{
+	struct stack_visit *sv = ctx;
+	uint64_t count = (*(uint64_t *)value + sv->unit / 2) / sv->unit;
+
+	return count ? sv->fn(key, strlen(key), count, sv->ctx) : 0;
+}
+
+int folded_profile_foreach(const struct folded_profile *p, uint64_t unit,
+			   int (*fn)(const char *stack, size_t len, uint64_t count, void *ctx),
+			   void *ctx)
+{
+	struct stack_visit sv = { fn, ctx, unit ? unit : 1 };
+
+	return strmap_foreach(p->counts, visit_stack, &sv);
+}
+
 int folded_profile_add(struct folded_profile *p, const char *root, const char *thread,
 		       const struct frame *frames, size_t n, uint64_t count)
 {
@@ -84,8 +146,13 @@ int folded_profile_add(struct folded_profile *p, const char *root, const char *t
 	for (size_t i = n; i-- > 0 && len >= 0;) {
 		if (len > 0)
 			len = append_text(p->line, (size_t)len, FOLDED_LINE_MAX, ";", 0);
-		if (len >= 0)
+		if (len >= 0) {
+			int start = len;
+
 			len = folded_frame_text(p->line, (size_t)len, FOLDED_LINE_MAX, &frames[i]);
+			if (len >= 0 && note_type(p, &frames[i], p->line + start, (size_t)(len - start)))
+				return -ENOMEM;
+		}
 	}
 	if (len < 0) /* absurdly deep: keep the sample, mark the cut */
 		len = (int)strlen(p->line);

@@ -33,6 +33,17 @@ int folded_profile_write(const struct folded_profile *profile, const char *path)
 int folded_profile_write_scaled(const struct folded_profile *profile, const char *path,
 				uint64_t unit);
 
+/* The type of the frames written as text (e.g. "java/lang/Thread.run"), or
+ * -1 if none was. Names seen with several types get the likeliest (JIT
+ * before inlined before interpreted). */
+int folded_profile_frame_type(const struct folded_profile *profile, const char *text, size_t len);
+
+/* Visits every stack with its count divided by unit (as written); stops
+ * when fn returns non-zero and returns that. */
+int folded_profile_foreach(const struct folded_profile *profile, uint64_t unit,
+			   int (*fn)(const char *stack, size_t len, uint64_t count, void *ctx),
+			   void *ctx);
+
 /* Appends one frame's folded text to buf: the name with ';' and newlines
  * replaced (they would split the line) and the "_[k]" suffix for kernel
  * frames. Returns the new length, or -ENOSPC. */

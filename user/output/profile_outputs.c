@@ -8,9 +8,12 @@
 #include "base/log.h"
 #include "base/path_util.h"
 #include "base/strmap.h"
+#include "output/flame_page.h"
+#include "output/flame_tree.h"
 #include "output/folded.h"
 #include "output/jfr/jfr_writer.h"
 #include "output/profile_outputs.h"
+#include "sparkprof_events.h"
 
 struct profile_output {
 	char *name;
@@ -19,6 +22,10 @@ struct profile_output {
 	struct folded_profile *cpu;
 	struct folded_profile *wall;    /* nanoseconds */
 	struct folded_profile *off_cpu; /* nanoseconds */
+	/* The wall profile with a leaf frame per thread state ("[sleeping]"),
+	 * for the wall flame graph only (html): the .wall.folded file keeps the
+	 * format readers know. */
+	struct folded_profile *wall_states;
 	uint64_t cpu_period_ns;         /* what one on-CPU sample weighs in .wall */
 	struct jfr_writer *jfr;         /* opened at the first sample */
 	bool jfr_failed;                /* reported once; the folded files go on */
@@ -31,6 +38,8 @@ struct profile_outputs {
 	struct output_settings settings;
 	char *dir;
 	struct strmap *by_name;
+	struct frame *scratch;  /* a sample's frames under its state frame */
+	size_t scratch_cap;
 };
 
 static void output_free(void *value)
@@ -44,6 +53,7 @@ static void output_free(void *value)
 	folded_profile_free(o->cpu);
 	folded_profile_free(o->wall);
 	folded_profile_free(o->off_cpu);
+	folded_profile_free(o->wall_states);
 	for (int i = 0; i < o->nlabels; i++) {
 		free((char *)o->labels[i].key);
 		free((char *)o->labels[i].value);
@@ -76,6 +86,7 @@ void profile_outputs_free(struct profile_outputs *outs)
 	if (outs->by_name)
 		strmap_free(outs->by_name, output_free);
 	free(outs->dir);
+	free(outs->scratch);
 	free(outs);
 }
 
@@ -93,7 +104,10 @@ static struct profile_output *output_new(const struct output_settings *s, const 
 		o->wall = folded_profile_new();
 	if (s->off_cpu)
 		o->off_cpu = folded_profile_new();
-	if (!o->name || !o->cpu || (s->wall && !o->wall) || (s->off_cpu && !o->off_cpu))
+	if (s->wall && s->html)
+		o->wall_states = folded_profile_new();
+	if (!o->name || !o->cpu || (s->wall && !o->wall) || (s->off_cpu && !o->off_cpu) ||
+	    (s->wall && s->html && !o->wall_states))
 		goto fail;
 	for (int i = 0; i < nlabels && i < OUTPUT_MAX_LABELS; i++) {
 		o->labels[i].key = strdup(labels[i].key);
@@ -215,6 +229,36 @@ static void add_jfr(const struct profile_outputs *outs, struct profile_output *o
 	}
 }
 
+/* Names of the state frames, as flame.js knows them. */
+static const char *const state_frames[] = {
+	[SP_STATE_RUNNING] = "[on CPU]", [SP_STATE_PREEMPTED] = "[preempted]",
+	[SP_STATE_SLEEPING] = "[sleeping]", [SP_STATE_UNINTERRUPTIBLE] = "[uninterruptible]",
+	[SP_STATE_OTHER] = "[other state]",
+};
+
+static int add_with_state(struct profile_outputs *outs, struct profile_output *o,
+			  const struct resolved_sample *s, const char *thread, uint64_t ns)
+{
+	uint32_t state = s->kind == SAMPLE_CPU ? SP_STATE_RUNNING : s->thread_state;
+
+	if (s->nframes + 1 > outs->scratch_cap) {
+		size_t cap = s->nframes + 64;
+		struct frame *f = realloc(outs->scratch, cap * sizeof(*f));
+
+		if (!f)
+			return -ENOMEM;
+		outs->scratch = f;
+		outs->scratch_cap = cap;
+	}
+	outs->scratch[0] = (struct frame){
+		state < sizeof(state_frames) / sizeof(state_frames[0]) ? state_frames[state]
+								       : state_frames[SP_STATE_OTHER],
+		FRAME_NATIVE };
+	memcpy(outs->scratch + 1, s->frames, s->nframes * sizeof(*s->frames));
+	return folded_profile_add(o->wall_states, s->root_label, thread, outs->scratch,
+				  s->nframes + 1, ns);
+}
+
 int profile_output_add(struct profile_outputs *outs, struct profile_output *o,
 		       const struct resolved_sample *s)
 {
@@ -229,12 +273,16 @@ int profile_output_add(struct profile_outputs *outs, struct profile_output *o,
 		if (!err && o->wall)
 			err = folded_profile_add(o->wall, s->root_label, thread, s->frames, s->nframes,
 						 o->cpu_period_ns);
+		if (!err && o->wall_states)
+			err = add_with_state(outs, o, s, thread, o->cpu_period_ns);
 		return err;
 	}
 	o->stats.off_cpu_events++;
 	o->stats.off_cpu_ns += s->off_cpu_ns;
 	if (o->wall)
 		err = folded_profile_add(o->wall, s->root_label, thread, s->frames, s->nframes, s->off_cpu_ns);
+	if (!err && o->wall_states)
+		err = add_with_state(outs, o, s, thread, s->off_cpu_ns);
 	if (!err && o->off_cpu)
 		err = folded_profile_add(o->off_cpu, s->root_label, thread, s->frames, s->nframes,
 					 s->off_cpu_ns);
@@ -246,25 +294,72 @@ const struct output_stats *profile_output_stats(const struct profile_output *o)
 	return &o->stats;
 }
 
-static int write_profile(const struct profile_outputs *outs, const struct profile_output *o,
-			 const struct folded_profile *profile, const char *suffix, uint64_t unit)
+static int add_to_tree(const char *stack, size_t len, uint64_t count, void *ctx)
+{
+	return flame_tree_add_stack(ctx, stack, len, count, 0);
+}
+
+static int frame_type_hint(const char *text, size_t len, void *ctx)
+{
+	return folded_profile_frame_type(ctx, text, len);
+}
+
+/* PATH.folded -> PATH.html, with the frame types the recording saw. */
+static int write_html(const struct profile_outputs *outs, const struct profile_output *o,
+		      const struct folded_profile *profile, const char *folded_path, uint64_t unit)
+{
+	struct flame_page_options po = { .min_width_pct = FLAME_MIN_WIDTH_DEFAULT };
+	char html[PATH_MAX], title[512];
+	size_t n = strlen(folded_path) - strlen(".folded");
+	struct flame_tree *t = flame_tree_new();
+	int err;
+
+	if (!t) {
+		sp_err("flame graph of %s: out of memory", folded_path);
+		return -ENOMEM;
+	}
+	flame_tree_set_type_hint(t, frame_type_hint, (void *)profile);
+	snprintf(html, sizeof(html), "%.*s.html", (int)n, folded_path);
+	flame_page_mode_for(folded_path, outs->settings.wall_interval_ns, &po.mode, &po.unit_ns);
+	flame_page_title(o->name, po.mode, title, sizeof(title));
+	po.title = title;
+	po.thread_states = profile == o->wall_states;
+	err = folded_profile_foreach(profile, unit, add_to_tree, t);
+	if (err)
+		sp_err("flame graph of %s: %s", folded_path, strerror(-err));
+	else
+		err = flame_page_write(t, &po, html);
+	flame_tree_free(t);
+	return err;
+}
+
+/* Writes one folded file and its page; *folded_err and *html_err get
+ * their -errno (0 when written or not asked for). */
+static void write_profile(const struct profile_outputs *outs, const struct profile_output *o,
+			  const struct folded_profile *profile, const struct folded_profile *page,
+			  const char *suffix, uint64_t unit, int *folded_err, int *html_err)
 {
 	char path[PATH_MAX];
 	int err;
 
+	*folded_err = *html_err = 0;
 	if (!profile)
-		return 0;
+		return;
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s%s", outs->dir, o->name, suffix) >=
 	    sizeof(path)) {
 		sp_err("output path for %s%s is too long", o->name, suffix);
-		return -ENAMETOOLONG;
+		*folded_err = -ENAMETOOLONG;
+		return;
 	}
 	err = make_parent_dirs(path);
 	if (err) {
 		sp_err("create the folder for %s: %s", path, strerror(-err));
-		return err;
+		*folded_err = err;
+		return;
 	}
-	return folded_profile_write_scaled(profile, path, unit);
+	*folded_err = folded_profile_write_scaled(profile, path, unit);
+	if (outs->settings.html)
+		*html_err = write_html(outs, o, page, path, unit);
 }
 
 struct write_all_ctx {
@@ -282,11 +377,13 @@ static int write_one(const char *name, void *value, void *ctx)
 	(void)name;
 	if (!o)
 		return 0;
-	errs[OUTPUT_FOLDED] = write_profile(wc->outs, o, o->cpu, ".folded", 1);
-	errs[OUTPUT_WALL_FOLDED] = write_profile(wc->outs, o, o->wall, ".wall.folded",
-						 s->wall_interval_ns);
-	errs[OUTPUT_OFF_CPU_FOLDED] = write_profile(wc->outs, o, o->off_cpu, ".offcpu.folded",
-						    1000000);
+	write_profile(wc->outs, o, o->cpu, o->cpu, ".folded", 1, &errs[OUTPUT_FOLDED],
+		      &errs[OUTPUT_FOLDED_HTML]);
+	write_profile(wc->outs, o, o->wall, o->wall_states ? o->wall_states : o->wall,
+		      ".wall.folded", s->wall_interval_ns, &errs[OUTPUT_WALL_FOLDED],
+		      &errs[OUTPUT_WALL_HTML]);
+	write_profile(wc->outs, o, o->off_cpu, o->off_cpu, ".offcpu.folded", 1000000,
+		      &errs[OUTPUT_OFF_CPU_FOLDED], &errs[OUTPUT_OFF_CPU_HTML]);
 	/* An output without samples still gets its (empty) JFR twin. */
 	if (s->jfr && !o->jfr && !o->jfr_failed && (err = open_jfr(wc->outs, o))) {
 		o->jfr_failed = true;
@@ -330,6 +427,9 @@ static const char *const file_suffixes[OUTPUT_FILE_KINDS] = {
 	[OUTPUT_WALL_FOLDED] = ".wall.folded",
 	[OUTPUT_OFF_CPU_FOLDED] = ".offcpu.folded",
 	[OUTPUT_JFR] = ".jfr",
+	[OUTPUT_FOLDED_HTML] = ".html",
+	[OUTPUT_WALL_HTML] = ".wall.html",
+	[OUTPUT_OFF_CPU_HTML] = ".offcpu.html",
 };
 
 int profile_output_failures(const struct profile_outputs *outs, const struct profile_output *o,

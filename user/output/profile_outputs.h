@@ -9,7 +9,8 @@
  * samples are jdk.ExecutionSample events, and off-CPU time (and with --wall
  * on-CPU time too) wall-clock samples weighted in units of the wall
  * interval. A sample usually goes to several outputs (the
- * node, its executor, its stage).
+ * node, its executor, its stage). With html, each NAME*.folded gets a flame
+ * graph NAME*.html beside it (output/flame_page.h).
  */
 #ifndef SPARKPROF_PROFILE_OUTPUTS_H
 #define SPARKPROF_PROFILE_OUTPUTS_H
@@ -31,6 +32,7 @@ struct output_settings {
 	bool jfr;
 	bool compress;
 	bool per_thread;           /* a frame for the thread under the process */
+	bool html;                 /* a flame graph NAME*.html beside each NAME*.folded */
 };
 
 /* Key/value pairs that say what an output is (in its JFR label). */
@@ -68,6 +70,7 @@ int profile_outputs_write(struct profile_outputs *outs);
 /* The files an output writes. */
 enum output_file_kind {
 	OUTPUT_FOLDED, OUTPUT_WALL_FOLDED, OUTPUT_OFF_CPU_FOLDED, OUTPUT_JFR,
+	OUTPUT_FOLDED_HTML, OUTPUT_WALL_HTML, OUTPUT_OFF_CPU_HTML,
 	OUTPUT_FILE_KINDS
 };
 

@@ -14,6 +14,7 @@
 enum {
 	OPT_WALL = 256, OPT_OFF_CPU, OPT_MIN_OFF_CPU, OPT_NO_JFR, OPT_NO_JAVA_WALKER, OPT_COMPRESS, OPT_THREADS,
 	OPT_EXECUTORS, OPT_APP, OPT_ATTRIBUTION, OPT_EPOCH, OPT_ATTACH, OPT_AGENT, OPT_RING_BUFFER,
+	OPT_NO_HTML,
 };
 
 static const struct option long_options[] = {
@@ -29,6 +30,7 @@ static const struct option long_options[] = {
 	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 	{ "min-off-cpu", required_argument, NULL, OPT_MIN_OFF_CPU },
 	{ "no-jfr", no_argument, NULL, OPT_NO_JFR },
+	{ "no-html", no_argument, NULL, OPT_NO_HTML },
 	{ "no-java-walker", no_argument, NULL, OPT_NO_JAVA_WALKER },
 	{ "compress", no_argument, NULL, OPT_COMPRESS },
 	{ "threads", required_argument, NULL, OPT_THREADS },
@@ -66,6 +68,8 @@ void record_options_usage(FILE *out)
 	      "      --threads tasks|all  in Spark executors, keep only task threads\n"
 	      "                         (default all)\n"
 	      "      --no-jfr           do not write .jfr files\n"
+	      "      --no-html          no flame graph (.html) beside each .folded file and no\n"
+	      "                         index.html (sparkprof report DIR writes them later)\n"
 	      "      --no-java-walker   walk JVM stacks by frame pointers alone (127 frames,\n"
 	      "                         interpreted frames unnamed, waits without callers)\n"
 	      "      --compress         gzip the .jfr files (.jfr.gz): JDK Mission Control\n"
@@ -169,6 +173,7 @@ int record_options_parse(struct record_options *opts, int argc, char **argv)
 	memset(opts, 0, sizeof(*opts));
 	opts->frequency_hz = 99;
 	opts->jfr = true;
+	opts->html = true;
 	opts->java_walker = true;
 	opts->wall_interval_ns = 10 * 1000000ULL;
 	opts->min_off_cpu_ns = 1000000ULL;
@@ -251,6 +256,9 @@ int record_options_parse(struct record_options *opts, int argc, char **argv)
 			break;
 		case OPT_NO_JFR:
 			opts->jfr = false;
+			break;
+		case OPT_NO_HTML:
+			opts->html = false;
 			break;
 		case OPT_NO_JAVA_WALKER:
 			opts->java_walker = false;

@@ -25,6 +25,7 @@ struct record_options {
 	const char *output_dir;         /* -o; NULL = sparkprof-YYYYmmdd-HHMMSS */
 	char **command;                 /* after "--"; NULL if none */
 	bool jfr;                       /* write .jfr beside .folded (default on) */
+	bool html;                      /* flame graphs and index.html (default on) */
 	bool java_walker;               /* walk JVM stacks with the HotSpot walker (default on) */
 	bool compress;                  /* gzip the .jfr files */
 	bool per_thread;                /* -t: a frame per thread in folded output */

@@ -87,7 +87,8 @@ static int write_process(struct process *p, void *ctx)
 	return 0;
 }
 
-static void write_stage(struct json_writer *w, const struct stage_stats *st, uint64_t total)
+static void write_stage(struct json_writer *w, const struct stage_stats *st, uint64_t total,
+			uint64_t start_ns)
 {
 	char name[64];
 
@@ -113,6 +114,13 @@ static void write_stage(struct json_writer *w, const struct stage_stats *st, uin
 		json_key(w, "off_cpu_ms");
 		json_double(w, (double)st->off_cpu_ns / 1e6);
 	}
+	if (st->first_ns >= start_ns && st->last_ns >= st->first_ns) {
+		/* seconds from the start of the recording: the index's timeline */
+		json_key(w, "first_s");
+		json_double(w, (double)(st->first_ns - start_ns) / 1e9);
+		json_key(w, "last_s");
+		json_double(w, (double)(st->last_ns - start_ns) / 1e9);
+	}
 	json_key(w, "samples_by_attribution");
 	json_begin_object(w);
 	for (int m = 0; m < ATTRIBUTION_METHOD_MAX; m++) {
@@ -124,9 +132,15 @@ static void write_stage(struct json_writer *w, const struct stage_stats *st, uin
 }
 
 /* One entry of the "executors" array: a selected executor. */
+struct executors_ctx {
+	struct json_writer *w;
+	uint64_t start_ns;
+};
+
 static int write_executor(struct process *p, void *ctx)
 {
-	struct json_writer *w = ctx;
+	struct executors_ctx *sc = ctx;
+	struct json_writer *w = sc->w;
 	bool helper = p->java && java_process_has_helper(p->java);
 	const struct stage_stats *stats;
 	size_t nstats;
@@ -155,7 +169,7 @@ static int write_executor(struct process *p, void *ctx)
 	json_key(w, "stages");
 	json_begin_array(w);
 	for (size_t i = 0; i < nstats; i++)
-		write_stage(w, &stats[i], total);
+		write_stage(w, &stats[i], total, sc->start_ns);
 	json_end_array(w);
 	json_end_object(w);
 	return 0;
@@ -330,7 +344,8 @@ int record_summary_write(const struct record_summary_input *in)
 	json_end_array(&w);
 	json_key(&w, "executors");
 	json_begin_array(&w);
-	process_table_foreach(in->processes, write_executor, &w);
+	process_table_foreach(in->processes, write_executor,
+			      &(struct executors_ctx){ &w, in->start_monotonic_ns });
 	json_end_array(&w);
 	/* Files that could not be written, and why (a full disk, say): the
 	 * run is then incomplete, and says so here and in its exit status. */

@@ -18,6 +18,7 @@
 #include "record/process_table.h"
 #include "record/record_summary.h"
 #include "record/recorder.h"
+#include "record/run_index.h"
 #include "spark/executor_stages.h"
 #include "symbols/proc_symbolizer.h"
 #include "symbols/stack_resolver.h"
@@ -84,6 +85,7 @@ struct recorder *recorder_new(const struct recorder_config *cfg)
 		.jfr = o->jfr,
 		.compress = o->compress,
 		.per_thread = o->per_thread,
+		.html = o->html,
 	};
 	struct executor_stages_config executors = {
 		.executors = o->executors,
@@ -468,5 +470,7 @@ int recorder_finish(struct recorder *rec, const uint64_t counters[SP_CNT_MAX],
 	recorder_drain(rec, monotonic_now(), true);
 	err = profile_outputs_write(rec->outputs);
 	err2 = record_summary_write(&in);
+	if (!err2 && rec->cfg.opts->html)
+		err2 = run_index_write(rec->cfg.output_dir);
 	return err ? err : err2;
 }

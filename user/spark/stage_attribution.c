@@ -368,6 +368,15 @@ static void attribute(struct stage_attribution *sa, uint64_t ts, pid_t tid,
 	}
 }
 
+/* When the stage ran, for the run index's timeline. */
+static void seen_at(struct stage_stats *s, uint64_t ts)
+{
+	if (!s->first_ns || ts < s->first_ns)
+		s->first_ns = ts;
+	if (ts > s->last_ns)
+		s->last_ns = ts;
+}
+
 void stage_attribution_sample(struct stage_attribution *sa, uint64_t ts, pid_t tid,
 			      const char *name, size_t len,
 			      struct stage_attribution_result *out)
@@ -379,6 +388,7 @@ void stage_attribution_sample(struct stage_attribution *sa, uint64_t ts, pid_t t
 	if (s) {
 		s->samples++;
 		s->samples_by[out->how]++;
+		seen_at(s, ts);
 	}
 }
 
@@ -390,8 +400,10 @@ void stage_attribution_off_cpu(struct stage_attribution *sa, uint64_t ts, pid_t 
 
 	attribute(sa, ts, tid, name, len, out);
 	s = stats_for(sa, out->stage);
-	if (s)
+	if (s) {
 		s->off_cpu_ns += off_cpu_ns;
+		seen_at(s, ts);
+	}
 }
 
 const struct stage_stats *stage_attribution_stats(const struct stage_attribution *sa,

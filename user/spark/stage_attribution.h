@@ -61,6 +61,7 @@ struct stage_stats {
 	uint64_t samples_by[ATTRIBUTION_METHOD_MAX];
 	uint64_t tasks_seen;        /* distinct Spark TIDs named with this stage */
 	uint64_t off_cpu_ns;        /* off-CPU time attributed here (--wall/--off-cpu) */
+	uint64_t first_ns, last_ns; /* times of the first and last sample here (0: none) */
 };
 
 struct stage_attribution;

@@ -1,0 +1,134 @@
+/* cmd_convert.c - 'sparkprof convert': a folded file in other formats;
+ * today pprof (profile.proto, gzip'd). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "commands.h"
+#include "output/flame_page.h"
+#include "output/flame_tree.h"
+#include "output/pprof.h"
+#include "record/run_index.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: sparkprof convert IN.folded -o OUT.pb.gz [options]\n"
+		"\n"
+		"Converts a folded file. Formats (by --format, else by OUT's name):\n"
+		"  pprof   gzip'd profile.proto (*.pb.gz, *.pprof): go tool pprof, Pyroscope,\n"
+		"          Parca, Grafana. CPU profiles are samples/count; wall and off-CPU\n"
+		"          profiles wall/nanoseconds and offcpu/nanoseconds. Frame types are\n"
+		"          kept as each function's file name ([jit], [kernel], ...).\n"
+		"\n"
+		"  -o, --output FILE    the file to write\n"
+		"      --format pprof   the format\n"
+		"      --kind cpu|wall|offcpu  what the counts are (default: from IN's name:\n"
+		"                       .wall.folded, .offcpu.folded in ms, else CPU samples)\n"
+		"      --unit-ns N      nanoseconds per count of a wall profile (default:\n"
+		"                       the wall_interval_ns of a summary.json above IN)\n"
+		"      --freq HZ        sampling frequency of a CPU profile: sets the\n"
+		"                       profile's period (cpu/nanoseconds)\n"
+		"  -h, --help           this text\n");
+}
+
+static int parse_u64(const char *what, const char *text, uint64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(text, &end, 10);
+	if (errno || *end || end == text || !*out || *text == '-') {
+		sp_err("convert: %s '%s' is not a positive whole number", what, text);
+		return -1;
+	}
+	return 0;
+}
+
+int cmd_convert(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' }, { "format", required_argument, NULL, 'f' },
+		{ "kind", required_argument, NULL, 'k' }, { "unit-ns", required_argument, NULL, 'u' },
+		{ "freq", required_argument, NULL, 'F' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out = NULL, *format = NULL, *kind = NULL;
+	struct pprof_options po = { .sample_type = "samples", .unit = "count", .multiplier = 1 };
+	enum flame_page_mode mode;
+	uint64_t unit_ns = 0, freq = 0;
+	struct flame_tree *t;
+	int opt, err;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'o': out = optarg; break;
+		case 'f': format = optarg; break;
+		case 'k': kind = optarg; break;
+		case 'u': if (parse_u64("--unit-ns", optarg, &unit_ns)) return 2; break;
+		case 'F': if (parse_u64("--freq", optarg, &freq)) return 2; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind + 1 != argc || !out) {
+		sp_err("convert: give IN.folded and -o OUT (try 'sparkprof convert --help')");
+		return 2;
+	}
+	if (format && strcmp(format, "pprof")) {
+		sp_err("convert: unknown --format '%s' (known: pprof)", format);
+		return 2;
+	}
+	if (!format && !strstr(out, ".pb") && !strstr(out, ".pprof")) {
+		sp_err("convert: cannot tell the format from '%s': give --format pprof", out);
+		return 2;
+	}
+	flame_page_mode_for(argv[optind], 0, &mode, &po.multiplier);
+	if (kind) {
+		if (!strcmp(kind, "cpu"))
+			mode = FLAME_PAGE_CPU;
+		else if (!strcmp(kind, "wall"))
+			mode = FLAME_PAGE_WALL;
+		else if (!strcmp(kind, "offcpu"))
+			mode = FLAME_PAGE_OFFCPU, po.multiplier = 1000000;
+		else {
+			sp_err("convert: --kind '%s' is not cpu, wall or offcpu", kind);
+			return 2;
+		}
+	}
+	if (mode == FLAME_PAGE_CPU) {
+		po.multiplier = 1;
+		if (freq) {
+			po.period = 1000000000ULL / freq;
+			po.period_type = "cpu";
+			po.period_unit = "nanoseconds";
+		}
+	} else {
+		po.sample_type = mode == FLAME_PAGE_WALL ? "wall" : "offcpu";
+		po.unit = "nanoseconds";
+		if (unit_ns)
+			po.multiplier = unit_ns;
+		if (mode == FLAME_PAGE_WALL && !unit_ns) {
+			po.multiplier = run_index_wall_unit_near(argv[optind]);
+			if (!po.multiplier) {
+				sp_err("convert: %s is a wall profile whose unit is unknown (no "
+				       "summary.json near it): give --unit-ns", argv[optind]);
+				return 2;
+			}
+		}
+	}
+	t = flame_tree_new();
+	if (!t) {
+		sp_err("convert: out of memory");
+		return 1;
+	}
+	err = flame_tree_read_file(t, argv[optind], 0);
+	if (!err)
+		err = pprof_write(t, &po, out);
+	flame_tree_free(t);
+	return err ? 1 : 0;
+}

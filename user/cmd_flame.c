@@ -1,0 +1,134 @@
+/* cmd_flame.c - 'sparkprof flame': an HTML flame graph of any folded file
+ * (sparkprof's, perf's or async-profiler's collapsed output). */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "commands.h"
+#include "output/flame_page.h"
+#include "output/flame_tree.h"
+#include "record/run_index.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: sparkprof flame IN.folded [-o OUT.html] [options]\n"
+		"\n"
+		"Writes a self-contained HTML flame graph of a folded file: sparkprof's,\n"
+		"FlameGraph's, perf's (stackcollapse) or async-profiler's collapsed output.\n"
+		"Frame types come from the _[k] _[j] _[i] _[0] suffixes, else from the names.\n"
+		"\n"
+		"  -o, --output FILE    the page (default: IN without .folded, plus .html)\n"
+		"      --title TEXT     the page's title (default: from the file name)\n"
+		"      --min-width PCT  leave out frames narrower than PCT percent of the\n"
+		"                       total (default %g)\n"
+		"      --kind cpu|wall|offcpu  what the counts are (default: from the name:\n"
+		"                       .wall.folded, .offcpu.folded in ms, else CPU samples)\n"
+		"      --unit-ns N      nanoseconds per count of a wall profile (default:\n"
+		"                       the wall_interval_ns of a summary.json above IN)\n"
+		"  -h, --help           this text\n",
+		FLAME_MIN_WIDTH_DEFAULT);
+}
+
+int cmd_flame(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' }, { "title", required_argument, NULL, 't' },
+		{ "min-width", required_argument, NULL, 'w' }, { "kind", required_argument, NULL, 'k' },
+		{ "unit-ns", required_argument, NULL, 'u' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct flame_page_options o = { .min_width_pct = FLAME_MIN_WIDTH_DEFAULT };
+	const char *out = NULL, *title = NULL, *kind = NULL, *in;
+	char out_buf[PATH_MAX], title_buf[PATH_MAX + 64], *end;
+	uint64_t unit_ns = 0;
+	struct flame_tree *t;
+	int opt, err;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'o': out = optarg; break;
+		case 't': title = optarg; break;
+		case 'k': kind = optarg; break;
+		case 'w':
+			errno = 0;
+			o.min_width_pct = strtod(optarg, &end);
+			if (errno || *end || end == optarg || !(o.min_width_pct >= 0) ||
+			    o.min_width_pct > 100) {
+				sp_err("flame: --min-width '%s' is not a percentage (0 to 100)", optarg);
+				return 2;
+			}
+			break;
+		case 'u':
+			errno = 0;
+			unit_ns = strtoull(optarg, &end, 10);
+			if (errno || *end || end == optarg || !unit_ns || *optarg == '-') {
+				sp_err("flame: --unit-ns '%s' is not a positive whole number", optarg);
+				return 2;
+			}
+			break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind + 1 != argc) {
+		sp_err("flame: give one folded file (try 'sparkprof flame --help')");
+		return 2;
+	}
+	in = argv[optind];
+	flame_page_mode_for(in, 0, &o.mode, &o.unit_ns);
+	if (kind) {
+		if (!strcmp(kind, "cpu")) {
+			o.mode = FLAME_PAGE_CPU;
+			o.unit_ns = 0;
+		} else if (!strcmp(kind, "wall")) {
+			o.mode = FLAME_PAGE_WALL;
+		} else if (!strcmp(kind, "offcpu")) {
+			o.mode = FLAME_PAGE_OFFCPU;
+			o.unit_ns = 1000000;
+		} else {
+			sp_err("flame: --kind '%s' is not cpu, wall or offcpu", kind);
+			return 2;
+		}
+	}
+	if (unit_ns)
+		o.unit_ns = unit_ns;
+	if (o.mode == FLAME_PAGE_WALL && !o.unit_ns) {
+		o.unit_ns = run_index_wall_unit_near(in);
+		if (!o.unit_ns) {
+			sp_err("flame: %s is a wall profile whose unit is unknown (no summary.json "
+			       "near it): give --unit-ns", in);
+			return 2;
+		}
+	}
+	if (!out) {
+		size_t n = strlen(in);
+
+		if (n > 7 && !strcmp(in + n - 7, ".folded"))
+			n -= 7;
+		snprintf(out_buf, sizeof(out_buf), "%.*s.html", (int)n, in);
+		out = out_buf;
+	}
+	if (!title) {
+		const char *base = strrchr(in, '/');
+
+		flame_page_title(base ? base + 1 : in, o.mode, title_buf, sizeof(title_buf));
+		title = title_buf;
+	}
+	o.title = title;
+	t = flame_tree_new();
+	if (!t) {
+		sp_err("flame: out of memory");
+		return 1;
+	}
+	err = flame_tree_read_file(t, in, 0);
+	if (!err)
+		err = flame_page_write(t, &o, out);
+	flame_tree_free(t);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,73 @@
+/* flame_tree.h - folded stacks merged into a call tree, the data behind the
+ * HTML flame graphs, differential graphs and pprof export.
+ *
+ * A tree has two value columns: column 0 is the profile (or the diff's
+ * base), column 1 the diff's new profile (or, for nothing else, zero).
+ * Stacks come from folded text (FlameGraph, perf's and async-profiler's
+ * collapsed output, sparkprof's own files), which is outside input: lines
+ * and depths are bounded and a malformed line is a one-line error naming
+ * the line.
+ */
+#ifndef SPARKPROF_FLAME_TREE_H
+#define SPARKPROF_FLAME_TREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/frame.h"
+
+/* Frame types of a node: enum frame_type, plus Java code whose tier the
+ * text does not say (a Java-looking name without a _[j]/_[i]/_[0] suffix). */
+#define FLAME_JAVA FRAME_TYPE_MAX
+#define FLAME_TYPES (FRAME_TYPE_MAX + 1)
+
+#define FLAME_LINE_MAX (1 << 20)   /* bytes of one folded line */
+#define FLAME_DEPTH_MAX 8192       /* frames of one stack */
+#define FLAME_NODES_MAX (64u << 20) /* nodes of one tree (memory bound) */
+
+struct flame_node {
+	uint32_t name;          /* index into the name table */
+	uint32_t parent;        /* 0 for the root's children; the root is node 0 */
+	uint32_t first_child, next_sibling; /* 0 = none */
+	uint8_t type;           /* FLAME_* / enum frame_type */
+	uint64_t total[2], self[2];
+};
+
+struct flame_tree;
+
+/* Frame type of a frame text, and the length of its name without a type
+ * suffix: "_[k]" kernel, "_[j]"/"_[1]" JIT, "_[i]" inlined, "_[0]"
+ * interpreted; without one, "a/b/C.m" or "a.b.C.m" is Java, "x::y" C++,
+ * anything else native. */
+int flame_frame_type(const char *text, size_t len, size_t *name_len);
+
+/* A hint (e.g. the types a recording saw for a frame text): returns the
+ * type, or -1 to fall back to flame_frame_type(). */
+typedef int (*flame_type_hint)(const char *text, size_t len, void *ctx);
+
+/* NULL with errno ENOMEM. */
+struct flame_tree *flame_tree_new(void);
+void flame_tree_free(struct flame_tree *t);
+void flame_tree_set_type_hint(struct flame_tree *t, flame_type_hint hint, void *ctx);
+
+/* Adds count to column of one stack text "root;...;leaf" (no count).
+ * 0, -E2BIG (too deep, or too many nodes) or -ENOMEM. */
+int flame_tree_add_stack(struct flame_tree *t, const char *stack, size_t len, uint64_t count,
+			 int column);
+
+/* Parses folded text (lines "frames count", blank lines skipped) into
+ * column. On a malformed line returns -EINVAL and writes "line N: why" to
+ * err. */
+int flame_tree_parse(struct flame_tree *t, const char *buf, size_t len, int column, char *err,
+		     size_t err_len);
+
+/* Reads and parses a folded file (at most 4 GiB). 0 or -errno, after one
+ * message naming the file (and line). */
+int flame_tree_read_file(struct flame_tree *t, const char *path, int column);
+
+/* Node 0 is the root; its total is the sum of all stacks. */
+const struct flame_node *flame_tree_nodes(const struct flame_tree *t, size_t *count);
+const char *flame_tree_name(const struct flame_tree *t, uint32_t name);
+size_t flame_tree_name_count(const struct flame_tree *t);
+
+#endif
