@@ -40,6 +40,9 @@
 /* Records waiting to be named: 16 s of 2 CPUs at 10 kHz with deep stacks. */
 #define QUEUE_BYTES (256u << 20)
 #define POLL_MS 100
+/* Records taken per turn of the loop, in time: -d and signals stay prompt
+ * on a node so busy that naming falls behind. */
+#define TAKE_BUDGET_MS 200
 /* How long records wait before they are named: the JVM helper's records of
  * the same moment (JIT code, renames) must have arrived. */
 #define RESOLVE_DELAY_NS (NSEC_PER_SEC)
@@ -365,7 +368,7 @@ int cmd_record(int argc, char **argv)
 
 	for (;;) {
 		uint64_t now;
-		int n = drain_thread_take(drain, POLL_MS, recorder_on_record, rec);
+		int n = drain_thread_take(drain, POLL_MS, TAKE_BUDGET_MS, recorder_on_record, rec);
 
 		if (n < 0) {
 			sp_err("read BPF records: %s", strerror(-n));
@@ -395,7 +398,7 @@ int cmd_record(int argc, char **argv)
 	drain_thread_stop(drain);
 	while (bpf_sampler_poll(sampler, 0) > 0)
 		;
-	drain_thread_take(drain, 0, recorder_on_record, rec);
+	drain_thread_take(drain, 0, 0, recorder_on_record, rec);
 	recorder_set_queue_full(rec, drain_thread_dropped(drain));
 	bpf_sampler_counters(sampler, counters);
 	if (recorder_finish(rec, counters, end_mono) == 0) {

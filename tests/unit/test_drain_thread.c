@@ -5,6 +5,7 @@
 #include <semaphore.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sampler/drain_thread.h"
 #include "tap.h"
@@ -35,6 +36,15 @@ static int consume(void *ctx, const void *rec, size_t size)
 	return 0;
 }
 
+static int slow(void *ctx, const void *rec, size_t size)
+{
+	(void)ctx;
+	(void)rec;
+	(void)size;
+	usleep(1000);
+	return 0;
+}
+
 struct taker {
 	struct drain_thread *dt;
 	struct consumer *c;
@@ -45,7 +55,7 @@ static void *take(void *arg)
 {
 	struct taker *t = arg;
 
-	t->taken = drain_thread_take(t->dt, 1000, consume, t->c);
+	t->taken = drain_thread_take(t->dt, 1000, 0, consume, t->c);
 	return NULL;
 }
 
@@ -78,9 +88,9 @@ int main(void)
 		push(dt, v);
 	sem_post(&c.release);
 	pthread_join(thread, NULL);
-	CHECK(t.taken == 1 && c.seen == 1, "the first take had one record (took %d)", t.taken);
-	int n = drain_thread_take(dt, 0, consume, &c);
-	CHECK(n == 20000, "the records pushed meanwhile were all queued (%d)", n);
+	CHECK(t.taken == 20001, "the records pushed meanwhile were all queued and taken (%d)",
+	      t.taken);
+	int n;
 	CHECK(c.in_order == 20001 && c.bad_size == 0, "in order, sizes kept (%d in order)",
 	      c.in_order);
 	CHECK(drain_thread_dropped(dt) == 0, "nothing dropped under the bound");
@@ -92,9 +102,19 @@ int main(void)
 	uint64_t dropped = drain_thread_dropped(dt);
 	CHECK(dropped > 0 && dropped < pushed, "over 16 MiB queued, %llu of %u dropped",
 	      (unsigned long long)dropped, pushed);
-	n = drain_thread_take(dt, 0, consume, &c);
+	n = drain_thread_take(dt, 0, 0, consume, &c);
 	CHECK((uint64_t)n + dropped == pushed, "the rest is handed over (%d)", n);
-	CHECK(drain_thread_take(dt, 10, consume, &c) == 0, "an empty queue waits, then gives 0");
+	CHECK(drain_thread_take(dt, 10, 0, consume, &c) == 0, "an empty queue waits, then gives 0");
+
+	/* A budget: a slow consumer gets back to its loop after about that
+	 * long (here after the first block: 10 records of 100 KB). */
+	static unsigned char big[100000];
+	for (int i = 0; i < 30; i++)
+		drain_thread_push(dt, big, sizeof(big));
+	n = drain_thread_take(dt, 0, 1, slow, NULL);
+	CHECK(n == 10, "a 1 ms budget stops after the first block (%d records)", n);
+	n = drain_thread_take(dt, 0, 0, slow, NULL);
+	CHECK(n == 20, "the rest stays queued for the next take (%d)", n);
 	drain_thread_free(dt);
 	TAP_DONE();
 }

@@ -30,6 +30,7 @@
 /* Records wait about a second: the arena grows to a second's worth of
  * records in chunks of this size, then reuses them. */
 #define PENDING_CHUNK_BYTES (1u << 20)
+#define DRAIN_BUDGET_NS (200 * NSEC_PER_MSEC)
 
 /* A record waiting to be named: the BPF record without its unused stack
  * slots. */
@@ -427,9 +428,14 @@ void recorder_drain(struct recorder *rec, uint64_t now, bool flush_all)
 		rec->last_helper_poll_ns = now;
 		process_table_foreach(rec->processes, poll_jvm, &pc);
 	}
-	while (rec->head && (flush_all || rec->head->arrival_ns + rec->cfg.resolve_delay_ns <= now)) {
+	for (unsigned filed = 0; rec->head &&
+	     (flush_all || rec->head->arrival_ns + rec->cfg.resolve_delay_ns <= now); filed++) {
 		struct pending_record *pr = rec->head;
 
+		/* A node so busy that naming falls behind still gets back to
+		 * the loop (-d, signals) now and then. */
+		if (!flush_all && (filed & 255) == 255 && monotonic_now() - now >= DRAIN_BUDGET_NS)
+			break;
 		rec->head = pr->next;
 		if (!rec->head)
 			rec->tail = NULL;

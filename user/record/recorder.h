@@ -49,8 +49,8 @@ void recorder_sampling_started(struct recorder *rec, uint64_t start_monotonic_ns
  * record is counted, not fatal. */
 int recorder_on_record(void *rec, const void *data, size_t size);
 
-/* Names and files every queued record that arrived before now - delay
- * (all of them when flush_all). */
+/* Names and files the queued records that arrived before now - delay, for
+ * at most about 200 ms (all of them when flush_all). */
 void recorder_drain(struct recorder *rec, uint64_t now_ns, bool flush_all);
 
 struct recorder_totals {

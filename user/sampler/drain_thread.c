@@ -191,10 +191,45 @@ void drain_thread_stop(struct drain_thread *dt)
 	dt->running = false;
 }
 
-int drain_thread_take(struct drain_thread *dt, int timeout_ms, bpf_sampler_record_fn fn,
-		      void *ctx)
+static uint64_t now_ns(void)
 {
-	struct block *batch;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The oldest block, taken off the queue (lock held). */
+static struct block *pop_block(struct drain_thread *dt)
+{
+	struct block *b = dt->head;
+
+	if (b) {
+		dt->head = b->next;
+		if (!dt->head)
+			dt->tail = NULL;
+		dt->queued_bytes -= b->used;
+		b->next = NULL;
+	}
+	return b;
+}
+
+static void recycle_block(struct drain_thread *dt, struct block *b)
+{
+	if (dt->nspare < FREE_BLOCKS_KEPT && b->cap == BLOCK_BYTES) {
+		b->next = dt->spare;
+		dt->spare = b;
+		dt->nspare++;
+	} else {
+		free(b);
+	}
+}
+
+int drain_thread_take(struct drain_thread *dt, int timeout_ms, int budget_ms,
+		      bpf_sampler_record_fn fn, void *ctx)
+{
+	uint64_t deadline = 0;
+	struct block *b;
 	int n = 0, err;
 
 	pthread_mutex_lock(&dt->lock);
@@ -210,14 +245,13 @@ int drain_thread_take(struct drain_thread *dt, int timeout_ms, bpf_sampler_recor
 		}
 		pthread_cond_timedwait(&dt->filled, &dt->lock, &until);
 	}
-	batch = dt->head;
-	dt->head = dt->tail = NULL;
-	dt->queued_bytes = 0;
 	err = dt->poll_error;
-	pthread_mutex_unlock(&dt->lock);
-
-	/* Named without the lock: the thread goes on queueing meanwhile. */
-	for (struct block *b = batch; b; b = b->next)
+	if (budget_ms > 0)
+		deadline = now_ns() + (uint64_t)budget_ms * 1000000ULL;
+	/* A block at a time, named without the lock (the thread goes on
+	 * queueing meanwhile), until the queue is empty or the budget spent. */
+	while ((b = pop_block(dt))) {
+		pthread_mutex_unlock(&dt->lock);
 		for (size_t off = 0; off < b->used;) {
 			size_t size;
 
@@ -226,18 +260,10 @@ int drain_thread_take(struct drain_thread *dt, int timeout_ms, bpf_sampler_recor
 			off += slot_bytes(size);
 			n++;
 		}
-	pthread_mutex_lock(&dt->lock);
-	while (batch) {
-		struct block *next = batch->next;
-
-		if (dt->nspare < FREE_BLOCKS_KEPT && batch->cap == BLOCK_BYTES) {
-			batch->next = dt->spare;
-			dt->spare = batch;
-			dt->nspare++;
-		} else {
-			free(batch);
-		}
-		batch = next;
+		pthread_mutex_lock(&dt->lock);
+		recycle_block(dt, b);
+		if (deadline && now_ns() >= deadline)
+			break;
 	}
 	pthread_mutex_unlock(&dt->lock);
 	return err ? err : n;

@@ -33,10 +33,12 @@ int drain_thread_start(struct drain_thread *dt, struct bpf_sampler *sampler);
  * the caller's to poll (they are queued the same way). */
 void drain_thread_stop(struct drain_thread *dt);
 
-/* Waits up to timeout_ms for records, then hands every queued record to fn
- * in arrival order. Returns how many, or the thread's poll error (-errno). */
-int drain_thread_take(struct drain_thread *dt, int timeout_ms, bpf_sampler_record_fn fn,
-		      void *ctx);
+/* Waits up to timeout_ms for records, then hands queued records to fn in
+ * arrival order: all of them, or (budget_ms > 0) those it can in about
+ * budget_ms, so that a starved consumer still looks at the clock and its
+ * signals. Returns how many, or the thread's poll error (-errno). */
+int drain_thread_take(struct drain_thread *dt, int timeout_ms, int budget_ms,
+		      bpf_sampler_record_fn fn, void *ctx);
 
 /* Records dropped because the queue was full. */
 uint64_t drain_thread_dropped(struct drain_thread *dt);
