@@ -19,3 +19,7 @@ done
 
 # Stack walker: BPF handler cost against Java stack depth, JDK 17 and newest.
 python3 bench/walker_depth.py
+
+# What sparkprof costs a node, beside perf and async-profiler (quick mode;
+# NODE_COST=--full for the long one). Writes bench/results/node_cost-*.md.
+python3 bench/node_cost.py ${NODE_COST:-}
