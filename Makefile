@@ -116,7 +116,7 @@ test: all unit-tests fuzz test-progs
 bench: all test-progs $(BUILD)/libsparkprof.a
 	bench/run.sh
 
-# Issue 14's node-cost table only: quick (~15 min); NODE_COST=--full for the long run.
+# Issue 14's node-cost table only: quick (~25 min); NODE_COST=--full for the long run.
 bench-node-cost: all test-progs
 	$(PYTHON) bench/node_cost.py $(NODE_COST)
 

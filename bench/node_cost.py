@@ -3,7 +3,8 @@
 
     bench/node_cost.py [--full] [--only per_sample,sweep,startup,rss,stop,spark]
 
-Quick mode (default) takes about 15 minutes, --full about an hour.  Needs
+Quick mode (default) takes about 25 minutes on a busy 2-CPU machine, --full
+about an hour.  Needs
 root, a built tree (make all test-progs) and make deps (perf, JDK 17,
 pyspark, async-profiler).  Figures:
 
@@ -60,10 +61,10 @@ ASYNC_PROFILER = "/var/cache/sparkprof-deps/async-profiler-4.2/libasyncProfiler.
 NCPU = os.cpu_count() or 1
 TICK = os.sysconf("SC_CLK_TCK")
 
-QUICK = dict(seconds=10, sweep_reps=1, freqs=[999, 4999, 9999, 19999], perf_freqs=[999, 9999],
+QUICK = dict(seconds=10, sweep_reps=1, freqs=[999, 4999, 9999], perf_freqs=[999, 9999],
              startup_reps=5, rss_seconds=60, rss_every=2, stop_seconds=20, spark_reps=2,
              spark_scale=1)
-FULL = dict(seconds=30, sweep_reps=3, freqs=[999, 4999, 9999, 19999], perf_freqs=[999, 9999],
+FULL = dict(seconds=30, sweep_reps=3, freqs=[999, 4999, 9999], perf_freqs=[999, 9999],
             startup_reps=10, rss_seconds=300, rss_every=5, stop_seconds=50, spark_reps=5,
             spark_scale=2)
 HOGS = 3  # extra hot_functions processes (2 busy threads each) for "under load"
@@ -218,14 +219,15 @@ def drain(stream):
 
 def run_sparkprof_fixed(freq, seconds, out, extra=()):
     """sparkprof record -a -F freq -d seconds; its CPU, BPF time, summary."""
+    err = tempfile.TemporaryFile("w+")
     proc = spawn_waited([SPARKPROF, "record", "-a", "-F", str(freq), "-d", str(seconds),
-                         "-o", out, *extra], stdout=subprocess.DEVNULL,
-                        stderr=subprocess.DEVNULL)
+                         "-o", out, *extra], stdout=subprocess.DEVNULL, stderr=err)
     poller = BpfPoller(proc.pid)
     rc, cpu, maxrss = finish_waited(proc, timeout=seconds + 120)
     bpf_ns, bpf_cnt = poller.finish()
     if rc != 0:
-        raise RuntimeError(f"sparkprof record exited {rc}")
+        err.seek(0)
+        raise RuntimeError(f"sparkprof record exited {rc}: {err.read()[-500:]}")
     s = read_summary(out)
     lost = s["lost"]["ring_buffer_full"]
     total = s["samples"] + s["idle_samples"] + lost
@@ -595,21 +597,29 @@ def report(mode, m, res):
          "a shared VM with other jobs on it. Load = mean runnable tasks during the measurement / "
          "1-minute load average at its end. Figures are median (min–max) over repetitions.", ""]
     samp = res.get("sampling")
+    st = res.get("startup")
+    # start-up CPU (a 1 s recording), to show the per-sample cost without it
+    start_cpu = med([r["cpu_s"] for r in st]) if st else None
     if samp:
         L += ["## 1. CPU per sample, sparkprof against `perf record -g` + `perf script`", "",
               f"One hot_functions per CPU, whole node (`-a`); under load {HOGS} more "
               "(2 busy threads each). sparkprof: its process's user+sys CPU (start-up and "
               "output writing included) / samples; BPF handler run time per run beside it. "
-              "perf: `perf record -g -a` CPU + `perf script` CPU / samples.", "",
-              "| condition | Hz | sparkprof user+sys µs/sample | BPF µs/run | "
+              "perf: `perf record -g -a` CPU + `perf script` CPU / samples. "
+              + (f"'without start-up' subtracts sparkprof's start-up CPU first (the median "
+                 f"CPU of a whole 1 s recording in part 3: {start_cpu:.2f} s)." if st else ""),
+              "",
+              "| condition | Hz | sparkprof user+sys µs/sample | without start-up | BPF µs/run | "
               "perf record µs/sample | perf script µs/sample | perf total µs/sample | load |",
-              "|---|---|---|---|---|---|---|---|"]
+              "|---|---|---|---|---|---|---|---|---|"]
         for cond in ("quiet", "loaded"):
             for freq in sorted({p["freq"] for p in samp[cond]["perf"]}):
                 sp = [r for r in samp[cond]["sparkprof"] if r["freq"] == freq]
                 pf = [r for r in samp[cond]["perf"] if r["freq"] == freq]
+                steady = ([(r["cpu_s"] - start_cpu) * 1e6 / max(r["samples"] + r["idle"], 1)
+                           for r in sp] if st else [])
                 L.append(f"| {cond_name(cond)} | {freq} | {spread([r['user_us'] for r in sp])} | "
-                         f"{spread([r['bpf_us'] for r in sp], '{:.2f}')} | "
+                         f"{spread(steady)} | {spread([r['bpf_us'] for r in sp], '{:.2f}')} | "
                          f"{spread([r['record_us'] for r in pf])} | "
                          f"{spread([r['script_us'] for r in pf])} | "
                          f"{spread([r['user_us'] for r in pf])} | "
@@ -628,7 +638,6 @@ def report(mode, m, res):
                          f"{spread([r['total'] / r['duration_s'] / NCPU for r in sp], '{:.0f}')} | "
                          f"{spread([r['user_us'] for r in sp])} | "
                          f"{load_cell([r['load'] for r in sp])} |")
-    st = res.get("startup")
     if st:
         L += ["", "## 3. Start to first sample", "",
               "From exec of `sparkprof record -a -F 999` (both CPUs busy): to its "
@@ -698,7 +707,13 @@ def main():
     ap.add_argument("--only", default="sampling,startup,rss,stop,spark",
                     help="comma-separated parts: sampling,startup,rss,stop,spark")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
+    ap.add_argument("--report", metavar="JSON", help="only print the report of a saved run")
     args = ap.parse_args()
+    if args.report:
+        with open(args.report) as f:
+            saved = json.load(f)
+        print(report(saved["mode"], saved["machine"], saved["results"]))
+        return
     if os.geteuid() != 0:
         sys.exit("bench/node_cost.py: run as root")
     for need in (SPARKPROF, HOT, HELPER):
