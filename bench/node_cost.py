@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """What sparkprof costs a node, with its peers beside it (issue 14's table).
 
-    bench/node_cost.py [--full] [--only per_sample,sweep,startup,rss,stop,spark]
+    bench/node_cost.py [--full] [--only sampling,startup,rss,stop,spark]
+    bench/node_cost.py --report bench/results/node_cost-DATE.json
 
 Quick mode (default) takes about 25 minutes on a busy 2-CPU machine, --full
-about an hour.  Needs
-root, a built tree (make all test-progs) and make deps (perf, JDK 17,
-pyspark, async-profiler).  Figures:
+about an hour.  Needs root, a built tree (make all test-progs) and make deps
+(perf, JDK 17, pyspark, async-profiler).  Figures:
 
 1. user-space CPU per sample: sparkprof's utime+stime (wait4) / samples, on
    one hot_functions per CPU, whole node, beside `perf record -g -a` +
