@@ -48,7 +48,7 @@ JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(which javac 2>/dev/nul
 JNI_CFLAGS := -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux
 
 .SECONDARY: $(BPF_OBJS) $(SKELS)
-.PHONY: all deps test unit-tests fuzz test-progs bench clean vmlinux
+.PHONY: all deps test unit-tests fuzz test-progs bench bench-node-cost clean vmlinux
 all: sparkprof $(if $(AGENT_SRCS),$(AGENT))
 
 sparkprof: $(USER_OBJS)
@@ -118,6 +118,10 @@ test: all unit-tests fuzz test-progs
 
 bench: all test-progs $(BUILD)/libsparkprof.a
 	bench/run.sh
+
+# Issue 14's node-cost table only: quick (~25 min); NODE_COST=--full for the long run.
+bench-node-cost: all test-progs
+	$(PYTHON) bench/node_cost.py $(NODE_COST)
 
 # Regenerate vmlinux/vmlinux.h from the running kernel's BTF.
 vmlinux:

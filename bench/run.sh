@@ -23,3 +23,7 @@ python3 bench/walker_depth.py
 # Flame graph pages: a 1M-sample, 200k-stack profile, sparkprof flame beside
 # async-profiler's converter (page size, write time, Chromium load time).
 python3 bench/flame_page.py
+
+# What sparkprof costs a node, beside perf and async-profiler (quick mode;
+# NODE_COST=--full for the long one). Writes bench/results/node_cost-*.md.
+python3 bench/node_cost.py ${NODE_COST:-}

@@ -65,6 +65,23 @@ if [ ! -s "$jfrconv_jar" ]; then
 	mv "$jfrconv_jar.tmp" "$jfrconv_jar"
 fi
 
+# async-profiler itself (bench/node_cost.py runs it beside sparkprof on a Spark
+# job): the Maven Central jar carries libasyncProfiler.so for each platform;
+# the linux-x64 one is kept at a stable path.
+asprof_version=4.2
+asprof_so=/var/cache/sparkprof-deps/async-profiler-$asprof_version/libasyncProfiler.so
+if [ ! -s "$asprof_so" ] && [ "$(uname -m)" = x86_64 ]; then
+	need_maven
+	echo "install-deps: fetching tools.profiler:async-profiler:$asprof_version"
+	mvn -q -B dependency:get -Dtransitive=false \
+		-Dartifact=tools.profiler:async-profiler:$asprof_version
+	mkdir -p "$(dirname "$asprof_so")"
+	python3 -c 'import sys, zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read("linux-x64/libasyncProfiler.so"))' \
+		"$HOME/.m2/repository/tools/profiler/async-profiler/$asprof_version/async-profiler-$asprof_version.jar" \
+		>"$asprof_so.tmp"
+	mv "$asprof_so.tmp" "$asprof_so"
+fi
+
 # pyspark (tests/integration/spark_cluster.py: a real local-cluster Spark
 # application on JDK 17).  Pinned; reinstalled only when another version is there.
 pyspark_version=3.5.3

@@ -1,0 +1,755 @@
+#!/usr/bin/env python3
+"""What sparkprof costs a node, with its peers beside it (issue 14's table).
+
+    bench/node_cost.py [--full] [--only sampling,startup,rss,stop,spark]
+    bench/node_cost.py --report bench/results/node_cost-DATE.json
+
+Quick mode (default) takes about 25 minutes on a busy 2-CPU machine, --full
+about an hour.  Needs root, a built tree (make all test-progs) and make deps
+(perf, JDK 17, pyspark, async-profiler).  Figures:
+
+1. user-space CPU per sample: sparkprof's utime+stime (wait4) / samples, on
+   one hot_functions per CPU, whole node, beside `perf record -g -a` +
+   `perf script` (both processes' CPU) on the same workload, quiet and
+   under load (extra hot_functions hogs);
+2. lossless rate: -F sweep, lost / (samples + idle + lost) from summary.json;
+3. start to first sample: exec of `sparkprof record` -> the "recording
+   into" line (sampler attached) and -> the earliest sample's timestamp in
+   the JFR output;
+4. RSS (VmRSS every few seconds) of `record -a --wall` with a JVM that keeps
+   compiling, deoptimizing and unloading code (tests/java/CodeChurn);
+5. stop -> all outputs written: SIGINT to exit, after a recording of many
+   samples;
+6. a Spark job (pyspark local-cluster, 2 executors, TPC-H-like queries on
+   generated parquet): no profiler, sparkprof -a --wall, async-profiler
+   (cpu + wall=10ms, agent on the executors), both; job wall time and CPU
+   (executors' CPU during the job + the profiler's own process CPU + its
+   BPF programs' run time), interleaved repetitions, median and min-max.
+
+Load is recorded beside each figure: the mean number of runnable tasks
+(/proc/stat procs_running) during the measurement and the 1-minute load
+average.  BPF run time comes from kernel.bpf_stats_enabled (switched on for
+the run, restored after), read from /proc/PID/fdinfo of sparkprof's program
+file descriptors.
+
+Prints a markdown report and writes it to bench/results/node_cost-DATE.md
+(raw figures beside it as .json).
+"""
+import argparse
+import datetime
+import glob
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+SPARKPROF = os.path.join(ROOT, "sparkprof")
+HOT = os.path.join(ROOT, "build", "progs", "hot_functions")
+HELPER = os.path.join(ROOT, "build", "libsparkprof-agent.so")
+JDK17 = "/usr/lib/jvm/java-17-openjdk-amd64"
+ASYNC_PROFILER = "/var/cache/sparkprof-deps/async-profiler-4.2/libasyncProfiler.so"
+NCPU = os.cpu_count() or 1
+TICK = os.sysconf("SC_CLK_TCK")
+
+QUICK = dict(seconds=10, sweep_reps=1, freqs=[999, 4999, 9999], perf_freqs=[999, 9999],
+             startup_reps=5, rss_seconds=60, rss_every=2, stop_seconds=20, spark_reps=2,
+             spark_scale=1)
+FULL = dict(seconds=30, sweep_reps=3, freqs=[999, 4999, 9999], perf_freqs=[999, 9999],
+            startup_reps=10, rss_seconds=300, rss_every=5, stop_seconds=50, spark_reps=5,
+            spark_scale=2)
+HOGS = 3  # extra hot_functions processes (2 busy threads each) for "under load"
+
+
+# ---------------------------------------------------------------- helpers
+
+def log(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def med(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def spread(xs, fmt="{:.1f}"):
+    """'median (min–max)' or the one value."""
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return "–"
+    if len(xs) == 1:
+        return fmt.format(xs[0])
+    return f"{fmt.format(med(xs))} ({fmt.format(min(xs))}–{fmt.format(max(xs))})"
+
+
+class LoadMonitor:
+    """Mean runnable tasks (procs_running, this process's sampler included)
+    while in the block, and the 1-minute load average at its end."""
+
+    def __enter__(self):
+        self.samples, self.stop = [], threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+        return self
+
+    def _run(self):
+        while not self.stop.wait(0.5):
+            with open("/proc/stat") as f:
+                for line in f:
+                    if line.startswith("procs_running"):
+                        self.samples.append(int(line.split()[1]) - 1)
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+        with open("/proc/loadavg") as f:
+            self.loadavg = float(f.read().split()[0])
+        self.runnable = sum(self.samples) / len(self.samples) if self.samples else 0.0
+
+    def text(self):
+        return f"{self.runnable:.1f} / {self.loadavg:.1f}"
+
+
+def spawn_waited(argv, **kw):
+    """Popen whose exit is collected with wait4 (finish_waited), for the
+    child's own rusage."""
+    return subprocess.Popen(argv, **kw)
+
+
+def finish_waited(proc, timeout=None):
+    """(exit status, user+sys CPU seconds, max RSS KiB) of proc via wait4."""
+    deadline = time.monotonic() + timeout if timeout else None
+    while True:
+        pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if deadline and time.monotonic() > deadline:
+            proc.kill()
+            deadline = None
+        time.sleep(0.01)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, ru.ru_utime + ru.ru_stime, ru.ru_maxrss
+
+
+def bpf_prog_stats(pid):
+    """{prog id: (run_time_ns, run_cnt)} of the BPF programs pid holds."""
+    out = {}
+    for fd in glob.glob(f"/proc/{pid}/fd/*"):
+        try:
+            if "bpf-prog" not in os.readlink(fd):
+                continue
+            with open(f"/proc/{pid}/fdinfo/{os.path.basename(fd)}") as f:
+                info = dict(l.split(":", 1) for l in f if ":" in l)
+            out[int(info["prog_id"])] = (int(info["run_time_ns"]), int(info["run_cnt"]))
+        except (OSError, KeyError, ValueError):
+            continue
+    return out
+
+
+class BpfPoller:
+    """The last BPF statistics of a process's programs, polled every second
+    (they vanish with the process)."""
+
+    def __init__(self, pid):
+        self.pid, self.stats, self.stop = pid, {}, threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while True:
+            s = bpf_prog_stats(self.pid)
+            if s:
+                self.stats = s
+            if self.stop.wait(1.0):
+                return
+
+    def finish(self):
+        self.stop.set()
+        self.thread.join()
+        return (sum(v[0] for v in self.stats.values()), sum(v[1] for v in self.stats.values()))
+
+
+def start_hot(n, seconds):
+    procs = [subprocess.Popen([HOT, str(seconds)], stdout=subprocess.PIPE, text=True)
+             for _ in range(n)]
+    for p in procs:
+        p.stdout.readline()
+    return procs
+
+
+def stop_procs(procs):
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+
+
+def read_summary(out):
+    with open(os.path.join(out, "summary.json")) as f:
+        return json.load(f)
+
+
+def wait_line(proc, pattern, timeout=60):
+    """Reads proc's stderr until a line matching pattern; the monotonic time
+    it arrived, or None."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            return None
+        if re.search(pattern, line):
+            return time.monotonic()
+    return None
+
+
+def drain(stream):
+    threading.Thread(target=lambda: [None for _ in iter(stream.readline, "")],
+                     daemon=True).start()
+
+
+# ------------------------------------------------- 1 + 2: per sample, sweep
+
+def run_sparkprof_fixed(freq, seconds, out, extra=()):
+    """sparkprof record -a -F freq -d seconds; its CPU, BPF time, summary."""
+    err = tempfile.TemporaryFile("w+")
+    proc = spawn_waited([SPARKPROF, "record", "-a", "-F", str(freq), "-d", str(seconds),
+                         "-o", out, *extra], stdout=subprocess.DEVNULL, stderr=err)
+    poller = BpfPoller(proc.pid)
+    rc, cpu, maxrss = finish_waited(proc, timeout=seconds + 120)
+    bpf_ns, bpf_cnt = poller.finish()
+    if rc != 0:
+        err.seek(0)
+        raise RuntimeError(f"sparkprof record exited {rc}: {err.read()[-500:]}")
+    s = read_summary(out)
+    lost = s["lost"]["ring_buffer_full"]
+    total = s["samples"] + s["idle_samples"] + lost
+    shutil.rmtree(out, ignore_errors=True)
+    return {"freq": freq, "samples": s["samples"], "idle": s["idle_samples"], "lost": lost,
+            "total": total, "cpu_s": cpu, "maxrss_kib": maxrss, "duration_s": s["duration_s"],
+            "user_us": cpu * 1e6 / max(s["samples"] + s["idle_samples"], 1),
+            "bpf_us": bpf_ns / 1000 / bpf_cnt if bpf_cnt else None}
+
+
+def run_perf(freq, seconds, work):
+    data = os.path.join(work, "perf.data")
+    proc = spawn_waited(["perf", "record", "-q", "-g", "-a", "-F", str(freq), "-o", data, "--",
+                         "sleep", str(seconds)], stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL)
+    rc, rec_cpu, _ = finish_waited(proc, timeout=seconds + 120)
+    script = spawn_waited(["perf", "script", "-i", data], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL)
+    _, script_cpu, _ = finish_waited(script, timeout=600)
+    stats = subprocess.run(["perf", "report", "-i", data, "--stats"], capture_output=True,
+                           text=True).stdout
+    m = re.search(r"SAMPLE events:\s+(\d+)", stats)
+    samples = int(m.group(1)) if m else 0
+    m = re.search(r"LOST events:\s+(\d+)", stats)
+    lost_events = int(m.group(1)) if m else 0
+    m = re.search(r"LOST_SAMPLES events:\s+(\d+)", stats)
+    lost_events += int(m.group(1)) if m else 0
+    size = os.path.getsize(data)
+    os.unlink(data)
+    return {"freq": freq, "samples": samples, "lost_records": lost_events,
+            "record_cpu_s": rec_cpu, "script_cpu_s": script_cpu, "bytes": size,
+            "record_us": rec_cpu * 1e6 / max(samples, 1),
+            "script_us": script_cpu * 1e6 / max(samples, 1),
+            "user_us": (rec_cpu + script_cpu) * 1e6 / max(samples, 1)}
+
+
+def bench_sampling(cfg, work):
+    """Per-sample CPU and the -F sweep, quiet then loaded, perf interleaved."""
+    seconds = cfg["seconds"]
+    results = {"quiet": {"sparkprof": [], "perf": []}, "loaded": {"sparkprof": [], "perf": []}}
+    for cond in ("quiet", "loaded"):
+        hogs = []
+        if cond == "loaded":
+            total = (seconds + 15) * (cfg["sweep_reps"] * (len(cfg["freqs"]) +
+                                                           len(cfg["perf_freqs"])) + 2)
+            hogs = start_hot(HOGS, total)
+            log(f"{HOGS} hogs started; 20 s for the load average to rise")
+            time.sleep(20)
+        try:
+            for rep in range(cfg["sweep_reps"]):
+                for freq in cfg["freqs"]:
+                    wl = start_hot(NCPU, seconds + 30)
+                    try:
+                        with LoadMonitor() as lm:
+                            r = run_sparkprof_fixed(freq, seconds, os.path.join(work, "sp"))
+                    finally:
+                        stop_procs(wl)
+                    r["load"] = (lm.runnable, lm.loadavg)
+                    log(f"{cond} sparkprof -F {freq}: {r['samples']} samples, lost "
+                        f"{r['lost']}, {r['user_us']:.1f} µs user/sample, load {lm.text()}")
+                    results[cond]["sparkprof"].append(r)
+                    if freq in cfg["perf_freqs"]:
+                        wl = start_hot(NCPU, seconds + 60)
+                        try:
+                            with LoadMonitor() as lm:
+                                p = run_perf(freq, seconds, work)
+                        finally:
+                            stop_procs(wl)
+                        p["load"] = (lm.runnable, lm.loadavg)
+                        log(f"{cond} perf -F {freq}: {p['samples']} samples, "
+                            f"{p['user_us']:.1f} µs/sample, load {lm.text()}")
+                        results[cond]["perf"].append(p)
+        finally:
+            stop_procs(hogs)
+    return results
+
+
+# ------------------------------------------------------ 3: start-up time
+
+def first_jfr_sample_ns(jfr_file):
+    """Earliest jdk.ExecutionSample startTime in the file, ns since the epoch."""
+    out = subprocess.run([os.path.join(JDK17, "bin", "jfr"), "print", "--json", "--events",
+                          "jdk.ExecutionSample", jfr_file], capture_output=True, text=True).stdout
+    first = None
+    for m in re.finditer(r'"startTime": "(\d+-\d+-\d+T\d+:\d+:\d+)\.(\d+)Z"', out):
+        t = datetime.datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S").replace(
+            tzinfo=datetime.timezone.utc)
+        ns = int(t.timestamp()) * 10**9 + int(m.group(2).ljust(9, "0")[:9])
+        first = ns if first is None else min(first, ns)
+    return first
+
+
+def bench_startup(cfg, work):
+    rows = []
+    wl = start_hot(NCPU, cfg["startup_reps"] * 30 + 30)
+    try:
+        for rep in range(cfg["startup_reps"]):
+            out = os.path.join(work, "start")
+            with LoadMonitor() as lm:
+                t_exec_real = time.time_ns()
+                t_exec = time.monotonic()
+                proc = spawn_waited([SPARKPROF, "record", "-a", "-F", "999", "-d", "1", "-o",
+                                     out], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                    text=True)
+                t_attached = wait_line(proc, r"recording into")
+                drain(proc.stderr)
+                rc, cpu, _ = finish_waited(proc, timeout=120)
+            first = None
+            for j in glob.glob(os.path.join(out, "*.jfr")):
+                f = first_jfr_sample_ns(j)
+                if f is not None:
+                    first = f if first is None else min(first, f)
+            r = {"attached_ms": (t_attached - t_exec) * 1000 if t_attached else None,
+                 "first_sample_ms": (first - t_exec_real) / 1e6 if first else None,
+                 "cpu_s": cpu, "load": (lm.runnable, lm.loadavg)}
+            log(f"start-up: attached {r['attached_ms']} ms, first sample "
+                f"{r['first_sample_ms']} ms, load {lm.text()}")
+            rows.append(r)
+            shutil.rmtree(out, ignore_errors=True)
+            time.sleep(1)
+    finally:
+        stop_procs(wl)
+    return rows
+
+
+# ------------------------------------------------------------- 4: RSS
+
+def compile_churn(work):
+    classes = os.path.join(work, "classes")
+    os.makedirs(classes, exist_ok=True)
+    subprocess.run([os.path.join(JDK17, "bin", "javac"), "-d", classes,
+                    os.path.join(ROOT, "tests", "java", "CodeChurn.java"),
+                    os.path.join(ROOT, "tests", "java", "ChurnPayload.java")], check=True)
+    return classes
+
+
+def vm_rss_kib(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def bench_rss(cfg, work):
+    classes = compile_churn(work)
+    seconds, every = cfg["rss_seconds"], cfg["rss_every"]
+    jvm = subprocess.Popen([os.path.join(JDK17, "bin", "java"), f"-agentpath:{HELPER}",
+                            "-XX:+PreserveFramePointer", "-XX:ReservedCodeCacheSize=8m",
+                            "-cp", classes, "CodeChurn", str(seconds + 60), classes],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    jvm.stdout.readline()
+    drain(jvm.stdout)
+    out = os.path.join(work, "rss")
+    series = []
+    try:
+        time.sleep(2)
+        with LoadMonitor() as lm:
+            proc = spawn_waited([SPARKPROF, "record", "-a", "--wall", "-o", out],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            t0 = time.monotonic()
+            wait_line(proc, r"recording into")
+            drain(proc.stderr)
+            while time.monotonic() - t0 < seconds:
+                rss = vm_rss_kib(proc.pid)
+                if rss is None:
+                    break
+                series.append((round(time.monotonic() - t0, 1), rss))
+                time.sleep(every)
+            proc.send_signal(signal.SIGINT)
+            rc, cpu, maxrss = finish_waited(proc, timeout=300)
+    finally:
+        jvm.kill()
+        jvm.wait()
+    s = read_summary(out)
+    shutil.rmtree(out, ignore_errors=True)
+    log(f"RSS: {series[0][1] // 1024} -> {series[-1][1] // 1024} MiB over {seconds} s, "
+        f"max {maxrss // 1024} MiB, load {lm.text()}")
+    return {"series": series, "maxrss_kib": maxrss, "cpu_s": cpu, "samples": s["samples"],
+            "load": (lm.runnable, lm.loadavg), "seconds": seconds}
+
+
+# ------------------------------------------------------ 5: stop -> written
+
+def bench_stop(cfg, work):
+    seconds = cfg["stop_seconds"]
+    wl = start_hot(NCPU, seconds + 120)
+    out = os.path.join(work, "stop")
+    try:
+        with LoadMonitor() as lm:
+            proc = spawn_waited([SPARKPROF, "record", "-a", "-F", "9999", "-o", out],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            wait_line(proc, r"recording into")
+            drain(proc.stderr)
+            time.sleep(seconds)
+            t = time.monotonic()
+            proc.send_signal(signal.SIGINT)
+            rc, cpu, maxrss = finish_waited(proc, timeout=300)
+            stop_s = time.monotonic() - t
+    finally:
+        stop_procs(wl)
+    s = read_summary(out)
+    size = sum(os.path.getsize(p) for p in glob.glob(os.path.join(out, "*")))
+    shutil.rmtree(out, ignore_errors=True)
+    log(f"stop: {s['samples']} samples, SIGINT -> exit {stop_s:.2f} s, load {lm.text()}")
+    return {"samples": s["samples"], "stop_s": stop_s, "maxrss_kib": maxrss, "cpu_s": cpu,
+            "bytes": size, "load": (lm.runnable, lm.loadavg)}
+
+
+# ------------------------------------------------------------ 6: Spark job
+
+SPARK_CONFIGS = ["none", "sparkprof", "async-profiler", "both"]
+
+
+def proc_cpu_s(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / TICK
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def spark_env(work):
+    from spark_cluster import private_spark_home
+    env = dict(os.environ, JAVA_HOME=JDK17, SPARK_HOME=private_spark_home(work),
+               PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
+               SPARK_LOCAL_IP="127.0.0.1", SPARK_LOCAL_DIRS=os.path.join(work, "local"))
+    env["PATH"] = os.path.join(JDK17, "bin") + ":" + env.get("PATH", "")
+    return env
+
+
+def spark_run(config, data, work, run_dir):
+    from spark_cluster import executor_pids
+    os.makedirs(run_dir, exist_ok=True)
+    go, release = os.path.join(run_dir, "go"), os.path.join(run_dir, "release")
+    ap_out = os.path.join(run_dir, "ap-%p.jfr")
+    opts = []
+    if config in ("sparkprof", "both"):
+        opts += [f"-agentpath:{HELPER}", "-XX:+PreserveFramePointer"]
+    if config in ("async-profiler", "both"):
+        opts.append(f"-agentpath:{ASYNC_PROFILER}=start,event=cpu,interval=10ms,wall=10ms,"
+                    f"jfr,file={ap_out}")
+    errlog = open(os.path.join(run_dir, "driver.log"), "w")
+    driver = subprocess.Popen([sys.executable, os.path.join(ROOT, "bench", "spark_queries.py"),
+                               "run", data, "local-cluster[2,1,1024]", " ".join(opts), go,
+                               release], stdout=subprocess.PIPE, stderr=errlog, text=True,
+                              env=spark_env(work), cwd=run_dir, start_new_session=True)
+    sp = poller = None
+    r = {"config": config}
+    try:
+        app_id = json.loads(driver.stdout.readline())["ready"]
+        execs = executor_pids(app_id)
+        assert len(execs) == 2, execs
+        if config in ("sparkprof", "both"):
+            sp = spawn_waited([SPARKPROF, "record", "-a", "--wall", "-o",
+                               os.path.join(run_dir, "sp")], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+            wait_line(sp, r"recording into")
+            drain(sp.stderr)
+            poller = BpfPoller(sp.pid)
+        cpu0 = {e: proc_cpu_s(p) for e, p in execs.items()}
+        with LoadMonitor() as lm:
+            t0 = time.monotonic()
+            open(go, "w").close()
+            line = driver.stdout.readline()
+            r["wall_s"] = time.monotonic() - t0
+            res = json.loads(line)
+            r["queries"] = res["queries"]
+            if config in ("async-profiler", "both"):
+                # the dump is part of async-profiler's cost: stop it (JFR
+                # written) through the attach API before reading the CPU
+                for p in execs.values():
+                    subprocess.run([os.path.join(JDK17, "bin", "jcmd"), str(p),
+                                    "JVMTI.agent_load", ASYNC_PROFILER,
+                                    f"stop,file={ap_out.replace('%p', str(p))}"],
+                                   capture_output=True, timeout=120)
+            cpu1 = {e: proc_cpu_s(p) for e, p in execs.items()}
+            r["executor_cpu_s"] = sum(cpu1[e] - cpu0[e] for e in execs)
+            if sp:
+                stats = bpf_prog_stats(sp.pid) or poller.stats
+                poller.finish()
+                r["bpf_s"] = sum(v[0] for v in stats.values()) / 1e9
+                sp.send_signal(signal.SIGINT)
+                rc, cpu, maxrss = finish_waited(sp, timeout=300)
+                sp = None
+                r["profiler_cpu_s"] = cpu
+                r["profiler_maxrss_kib"] = maxrss
+                summ = read_summary(os.path.join(run_dir, "sp"))
+                r["sparkprof_samples"] = summ["samples"]
+        r["load"] = (lm.runnable, lm.loadavg)
+        r["total_cpu_s"] = (r["executor_cpu_s"] + r.get("profiler_cpu_s", 0) +
+                            r.get("bpf_s", 0))
+        open(release, "w").close()
+        driver.wait(timeout=300)
+        if config in ("async-profiler", "both"):
+            r["ap_bytes"] = sum(os.path.getsize(f) for f in
+                                glob.glob(os.path.join(run_dir, "ap-*.jfr")))
+        return r
+    finally:
+        if sp and sp.poll() is None:
+            sp.kill()
+            finish_waited(sp)
+        if driver.poll() is None:
+            os.killpg(driver.pid, signal.SIGKILL)
+            driver.wait(timeout=60)
+        errlog.close()
+        try:
+            for p in executor_pids(app_id).values():
+                os.kill(p, signal.SIGKILL)
+        except (NameError, ProcessLookupError):
+            pass
+
+
+def bench_spark(cfg, work):
+    data = os.path.join(work, "tpch")
+    log(f"generating TPC-H-like data ({cfg['spark_scale']}M lineitem rows)")
+    subprocess.run([sys.executable, os.path.join(ROOT, "bench", "spark_queries.py"),
+                    "generate", data, str(cfg["spark_scale"])], env=spark_env(work), cwd=work,
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    runs = []
+    for rep in range(cfg["spark_reps"]):
+        order = SPARK_CONFIGS[rep % 4:] + SPARK_CONFIGS[:rep % 4]
+        for config in order:
+            run_dir = os.path.join(work, f"spark-{rep}-{config}")
+            r = spark_run(config, data, work, run_dir)
+            r["rep"] = rep
+            log(f"spark {config}: {r['wall_s']:.1f} s, CPU {r['total_cpu_s']:.1f} s "
+                f"(executors {r['executor_cpu_s']:.1f}, profiler "
+                f"{r.get('profiler_cpu_s', 0):.2f}, BPF {r.get('bpf_s', 0):.2f}), "
+                f"load {r['load'][0]:.1f} / {r['load'][1]:.1f}, async-profiler JFR "
+                f"{r.get('ap_bytes', 0) / 1e6:.1f} MB")
+            runs.append(r)
+            shutil.rmtree(run_dir, ignore_errors=True)
+    return runs
+
+
+# --------------------------------------------------------------- report
+
+def machine():
+    cpu = "unknown"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    return {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "kernel": platform.release(), "cpu": cpu, "ncpu": NCPU, "commit": commit}
+
+
+def cond_name(cond):
+    return "no extra load" if cond == "quiet" else f"+{HOGS} hogs"
+
+
+def load_cell(loads):
+    return (f"{spread([l[0] for l in loads])} / {spread([l[1] for l in loads])}")
+
+
+def report(mode, m, res):
+    L = [f"# sparkprof node cost ({mode} mode)", "",
+         f"{m['date']}, sparkprof {m['commit']}, kernel {m['kernel']}, {m['ncpu']} × {m['cpu']}; "
+         "a shared VM with other jobs on it. Load = mean runnable tasks during the measurement / "
+         "1-minute load average at its end. Figures are median (min–max) over repetitions.", ""]
+    samp = res.get("sampling")
+    st = res.get("startup")
+    # start-up CPU (a 1 s recording), to show the per-sample cost without it
+    start_cpu = med([r["cpu_s"] for r in st]) if st else None
+    if samp:
+        L += ["## 1. CPU per sample, sparkprof against `perf record -g` + `perf script`", "",
+              f"One hot_functions per CPU, whole node (`-a`); under load {HOGS} more "
+              "(2 busy threads each). sparkprof: its process's user+sys CPU (start-up and "
+              "output writing included) / samples; BPF handler run time per run beside it. "
+              "perf: `perf record -g -a` CPU + `perf script` CPU / samples. "
+              + (f"'without start-up' subtracts sparkprof's start-up CPU first (the median "
+                 f"CPU of a whole 1 s recording in part 3: {start_cpu:.2f} s)." if st else ""),
+              "",
+              "| condition | Hz | sparkprof user+sys µs/sample | without start-up | BPF µs/run | "
+              "perf record µs/sample | perf script µs/sample | perf total µs/sample | load |",
+              "|---|---|---|---|---|---|---|---|---|"]
+        for cond in ("quiet", "loaded"):
+            for freq in sorted({p["freq"] for p in samp[cond]["perf"]}):
+                sp = [r for r in samp[cond]["sparkprof"] if r["freq"] == freq]
+                pf = [r for r in samp[cond]["perf"] if r["freq"] == freq]
+                steady = ([(r["cpu_s"] - start_cpu) * 1e6 / max(r["samples"] + r["idle"], 1)
+                           for r in sp] if st else [])
+                L.append(f"| {cond_name(cond)} | {freq} | {spread([r['user_us'] for r in sp])} | "
+                         f"{spread(steady)} | {spread([r['bpf_us'] for r in sp], '{:.2f}')} | "
+                         f"{spread([r['record_us'] for r in pf])} | "
+                         f"{spread([r['script_us'] for r in pf])} | "
+                         f"{spread([r['user_us'] for r in pf])} | "
+                         f"{load_cell([r['load'] for r in sp + pf])} |")
+        L += ["", "## 2. Lossless rate: `record -a -F HZ`, lost (ring buffer full) / all samples",
+              "samples / (duration × CPUs) is the rate that reached the ring buffer or was "
+              "counted lost; duration is summary.json's (start-up included).", "",
+              "| condition | Hz | samples | lost / total | lost % | samples+lost per CPU-second "
+              "| sparkprof µs/sample | load |", "|---|---|---|---|---|---|---|---|"]
+        for cond in ("quiet", "loaded"):
+            for freq in sorted({r["freq"] for r in samp[cond]["sparkprof"]}):
+                sp = [r for r in samp[cond]["sparkprof"] if r["freq"] == freq]
+                L.append(f"| {cond_name(cond)} | {freq} | {spread([r['samples'] for r in sp], '{:.0f}')} | "
+                         + ", ".join(f"{r['lost']:,}/{r['total']:,}" for r in sp) + " | "
+                         f"{spread([100 * r['lost'] / max(r['total'], 1) for r in sp])} | "
+                         f"{spread([r['total'] / r['duration_s'] / NCPU for r in sp], '{:.0f}')} | "
+                         f"{spread([r['user_us'] for r in sp])} | "
+                         f"{load_cell([r['load'] for r in sp])} |")
+    if st:
+        L += ["", "## 3. Start to first sample", "",
+              "From exec of `sparkprof record -a -F 999` (both CPUs busy): to its "
+              "`recording into` line (printed once the sampler is attached), and to the "
+              "earliest sample's timestamp in its JFR output.", "",
+              "| runs | exec → sampler attached ms | exec → first sample ms | "
+              "CPU of a 1 s recording s | load |", "|---|---|---|---|---|",
+              f"| {len(st)} | {spread([r['attached_ms'] for r in st], '{:.0f}')} | "
+              f"{spread([r['first_sample_ms'] for r in st], '{:.0f}')} | "
+              f"{spread([r['cpu_s'] for r in st], '{:.2f}')} | "
+              f"{load_cell([r['load'] for r in st])} |"]
+    rs = res.get("rss")
+    if rs:
+        ser = rs["series"]
+        half = [v for t, v in ser if t >= rs["seconds"] / 2]
+        L += ["", "## 4. Memory of `record -a --wall` with a JVM under code churn", "",
+              "tests/java/CodeChurn with the helper (classes defined, compiled, deoptimized "
+              "and unloaded all the time, 8 MiB code cache); VmRSS of sparkprof sampled "
+              f"every {rs['series'][1][0] - rs['series'][0][0] if len(ser) > 1 else '?'} s.", "",
+              "| duration | RSS first | RSS at half time | RSS at end | peak (ru_maxrss) | "
+              "samples | CPU s | load |", "|---|---|---|---|---|---|---|---|",
+              f"| {rs['seconds']} s | {ser[0][1] / 1024:.0f} MiB | "
+              f"{(half[0] if half else ser[-1][1]) / 1024:.0f} MiB | {ser[-1][1] / 1024:.0f} MiB | "
+              f"{rs['maxrss_kib'] / 1024:.0f} MiB | {rs['samples']:,} | {rs['cpu_s']:.1f} | "
+              f"{rs['load'][0]:.1f} / {rs['load'][1]:.1f} |", "",
+              "RSS series (s: MiB): " + ", ".join(f"{t:.0f}: {v / 1024:.0f}" for t, v in ser)]
+    sto = res.get("stop")
+    if sto:
+        L += ["", "## 5. Stop → all outputs written", "",
+              "| samples | SIGINT → exit s | outputs MB | peak RSS | CPU s | load |",
+              "|---|---|---|---|---|---|",
+              f"| {sto['samples']:,} | {sto['stop_s']:.2f} | {sto['bytes'] / 1e6:.1f} | "
+              f"{sto['maxrss_kib'] / 1024:.0f} MiB | {sto['cpu_s']:.1f} | "
+              f"{sto['load'][0]:.1f} / {sto['load'][1]:.1f} |"]
+    sparks = res.get("spark")
+    if sparks:
+        base = [r for r in sparks if r["config"] == "none"]
+        bw, bc = med([r["wall_s"] for r in base]), med([r["total_cpu_s"] for r in base])
+        L += ["", "## 6. Spark job: pyspark local-cluster[2,1,1024], TPC-H-like Q1, Q3, Q6, Q12",
+              "", "Data made in Spark (lineitem, orders, customer as parquet). sparkprof: "
+              "`record -a --wall` (99 Hz + 10 ms wall, whole node) with the helper and "
+              "-XX:+PreserveFramePointer on the executors; async-profiler 4.2: "
+              "`event=cpu,interval=10ms,wall=10ms,jfr` as -agentpath on the executors, stopped "
+              "(JFR written) before the CPU is read. CPU = executors' utime+stime from go to "
+              "the job's end + sparkprof's process CPU + its BPF programs' run time "
+              "(async-profiler's own CPU is inside the executors').", "",
+              "| profiler | runs | job wall s | vs none | executors CPU s | profiler CPU s | "
+              "BPF s | total CPU s | vs none | load |", "|---|---|---|---|---|---|---|---|---|---|"]
+        for config in SPARK_CONFIGS:
+            rr = [r for r in sparks if r["config"] == config]
+            if not rr:
+                continue
+            w, c = med([r["wall_s"] for r in rr]), med([r["total_cpu_s"] for r in rr])
+            L.append(f"| {config} | {len(rr)} | {spread([r['wall_s'] for r in rr])} | "
+                     f"{100 * (w / bw - 1):+.0f}% | "
+                     f"{spread([r['executor_cpu_s'] for r in rr])} | "
+                     f"{spread([r.get('profiler_cpu_s') for r in rr], '{:.2f}')} | "
+                     f"{spread([r.get('bpf_s') for r in rr], '{:.2f}')} | "
+                     f"{spread([r['total_cpu_s'] for r in rr])} | {100 * (c / bc - 1):+.0f}% | "
+                     f"{load_cell([r['load'] for r in rr])} |")
+    return "\n".join(L) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--full", action="store_true", help="the long version (about an hour)")
+    ap.add_argument("--only", default="sampling,startup,rss,stop,spark",
+                    help="comma-separated parts: sampling,startup,rss,stop,spark")
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
+    ap.add_argument("--report", metavar="JSON", help="only print the report of a saved run")
+    args = ap.parse_args()
+    if args.report:
+        with open(args.report) as f:
+            saved = json.load(f)
+        print(report(saved["mode"], saved["machine"], saved["results"]))
+        return
+    if os.geteuid() != 0:
+        sys.exit("bench/node_cost.py: run as root")
+    for need in (SPARKPROF, HOT, HELPER):
+        if not os.path.exists(need):
+            sys.exit(f"bench/node_cost.py: {need} is missing (make all test-progs)")
+    parts = args.only.split(",")
+    if "sampling" in parts and not shutil.which("perf"):
+        sys.exit("bench/node_cost.py: perf is missing (make deps)")
+    if "spark" in parts and not os.path.exists(ASYNC_PROFILER):
+        sys.exit(f"bench/node_cost.py: {ASYNC_PROFILER} is missing (make deps)")
+    cfg, mode = (FULL, "full") if args.full else (QUICK, "quick")
+    with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+        stats_before = f.read().strip()
+    subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"], check=True)
+    work = tempfile.mkdtemp(prefix="sparkprof-node-cost-")
+    res = {}
+    m = machine()
+    try:
+        for part, fn in (("sampling", bench_sampling), ("startup", bench_startup),
+                         ("rss", bench_rss), ("stop", bench_stop), ("spark", bench_spark)):
+            if part in parts:
+                log(f"--- {part}")
+                res[part] = fn(cfg, work)
+    finally:
+        subprocess.run(["sysctl", "-q", f"kernel.bpf_stats_enabled={stats_before}"])
+        shutil.rmtree(work, ignore_errors=True)
+    text = report(mode, m, res)
+    print(text)
+    os.makedirs(args.out, exist_ok=True)
+    stem = os.path.join(args.out, "node_cost-" + time.strftime("%Y%m%d-%H%M"))
+    with open(stem + ".md", "w") as f:
+        f.write(text)
+    with open(stem + ".json", "w") as f:
+        json.dump({"mode": mode, "machine": m, "config": cfg, "results": res}, f, indent=1)
+    log(f"wrote {stem}.md and .json")
+
+
+if __name__ == "__main__":
+    main()
