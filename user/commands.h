@@ -9,5 +9,6 @@
 int cmd_record(int argc, char **argv);  /* cmd_record.c */
 int cmd_list(int argc, char **argv);    /* cmd_list.c */
 int cmd_attach(int argc, char **argv);  /* cmd_attach.c */
+int cmd_install_helper(int argc, char **argv); /* cmd_install_helper.c */
 
 #endif

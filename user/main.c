@@ -16,13 +16,14 @@ static const struct command commands[] = {
 	{ "record", cmd_record, "profile the node (or some processes) into a folder" },
 	{ "list", cmd_list, "list the JVMs and Spark executors on this node" },
 	{ "attach", cmd_attach, "load the sparkprof helper into a running JVM" },
+	{ "install-helper", cmd_install_helper, "copy the JVM helper to a folder executors load it from" },
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: sparkprof [--version] <command> [options]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+		fprintf(out, "  %-15s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\n'sparkprof <command> --help' describes a command's options.\n");
 }
 
