@@ -15,6 +15,7 @@
 #include "base/log.h"
 #include "base/path_util.h"
 #include "record/rotation.h"
+#include "symbols/kallsyms.h"
 
 struct interval {
 	struct recorder *rec;
@@ -31,6 +32,7 @@ struct rotation {
 	struct rotation_config cfg;
 	struct interval *current;
 	struct interval *ended;        /* taking late records until its close delay is over */
+	struct kallsyms *kernel_symbols; /* read once, shared by every interval */
 	uint64_t next_index;
 	int close_error;               /* the first failure to write an interval */
 	struct rotation_totals totals;
@@ -288,8 +290,15 @@ struct rotation *rotation_new(const struct rotation_config *config)
 		return NULL;
 	}
 	rot->cfg = *config;
+	rot->kernel_symbols = kallsyms_load("/proc/kallsyms"); /* says why when it fails */
+	if (!rot->kernel_symbols) {
+		free(rot);
+		return NULL;
+	}
+	rot->cfg.recorder.kernel_symbols = rot->kernel_symbols;
 	rot->current = interval_open(rot, config->recorder.start_monotonic_ns, zero);
 	if (!rot->current) {
+		kallsyms_free(rot->kernel_symbols);
 		free(rot);
 		return NULL;
 	}
@@ -308,6 +317,7 @@ void rotation_free(struct rotation *rot)
 		recorder_free(rot->ended->rec);
 		free(rot->ended);
 	}
+	kallsyms_free(rot->kernel_symbols);
 	free(rot);
 }
 

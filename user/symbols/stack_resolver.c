@@ -11,28 +11,40 @@
 #include "symbols/stack_resolver.h"
 
 struct stack_resolver {
-	struct kallsyms *kallsyms;
+	const struct kallsyms *kallsyms;
+	struct kallsyms *own_kallsyms;   /* NULL when shared */
 	struct binary_cache *binaries;
 	struct stack_resolver_stats stats;
 };
 
-struct stack_resolver *stack_resolver_new(void)
+struct stack_resolver *stack_resolver_new_sharing(const struct kallsyms *kernel)
 {
 	struct stack_resolver *r = calloc(1, sizeof(*r));
 
 	if (!r)
 		return NULL;
-	r->kallsyms = kallsyms_load("/proc/kallsyms"); /* says why when it fails */
-	if (!r->kallsyms) {
-		free(r);
-		return NULL;
-	}
+	r->kallsyms = kernel;
 	r->binaries = binary_cache_new();
 	if (!r->binaries) {
-		kallsyms_free(r->kallsyms);
 		free(r);
 		return NULL;
 	}
+	return r;
+}
+
+struct stack_resolver *stack_resolver_new(void)
+{
+	struct kallsyms *ks = kallsyms_load("/proc/kallsyms"); /* says why when it fails */
+	struct stack_resolver *r;
+
+	if (!ks)
+		return NULL;
+	r = stack_resolver_new_sharing(ks);
+	if (!r) {
+		kallsyms_free(ks);
+		return NULL;
+	}
+	r->own_kallsyms = ks;
 	return r;
 }
 
@@ -40,7 +52,7 @@ void stack_resolver_free(struct stack_resolver *r)
 {
 	if (!r)
 		return;
-	kallsyms_free(r->kallsyms);
+	kallsyms_free(r->own_kallsyms);
 	binary_cache_free(r->binaries);
 	free(r);
 }
