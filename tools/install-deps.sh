@@ -112,8 +112,11 @@ default_ulimits = []
 runtime = "runc"
 CONF
 fi
-python3 -c 'import kubernetes_validate' 2>/dev/null ||
-	python3 -m pip install -q kubernetes-validate
+kv_version=1.37.0
+if [ "$(python3 -c 'import kubernetes_validate; print(kubernetes_validate.__version__)' 2>/dev/null)" != "$kv_version" ]; then
+	echo "install-deps: installing kubernetes-validate $kv_version"
+	python3 -m pip install -q "kubernetes-validate==$kv_version"
+fi
 
 # The base image of deploy/Containerfile (FROM sparkprof-base:bookworm): base
 # images cannot be pulled here, so a Debian bookworm rootfs is built with
