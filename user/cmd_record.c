@@ -386,7 +386,8 @@ int cmd_record(int argc, char **argv)
 		struct rotation_totals totals;
 
 		if (rotation_finish(rot, counters, end_mono) == 0)
-			exit_code = 0;
+			exit_code = opts.command && child.exited && child.exit_status ?
+				    child.exit_status : 0;
 		rotation_get_totals(rot, &totals);
 		fprintf(stderr, "sparkprof: %.1f s, %llu intervals written into %s, %llu records "
 			"too late for their interval\n", (double)(end_mono - start_mono) / 1e9,
