@@ -337,6 +337,9 @@ int cmd_record(int argc, char **argv)
 	}
 	if (opts.attach)
 		record_attach_jvms(&opts);
+	/* The first interval starts with sampling: every record is later. */
+	if (rot && rotation_start(rot, clock_ns(CLOCK_MONOTONIC)))
+		goto out;
 	if (bpf_sampler_start(sampler) || (offcpu && bpf_offcpu_start(offcpu)))
 		goto out;
 	start_mono = clock_ns(CLOCK_MONOTONIC);
@@ -349,6 +352,9 @@ int cmd_record(int argc, char **argv)
 		uint64_t now;
 		int n = bpf_sampler_poll(sampler, POLL_MS);
 
+		/* A long poll handed back: stop conditions first, then on. */
+		if (rot && n == ROTATION_YIELD)
+			n = 0;
 		if (n < 0) {
 			sp_err("read BPF records: %s", strerror(-n));
 			break;
@@ -379,7 +385,7 @@ int cmd_record(int argc, char **argv)
 	if (offcpu)
 		bpf_offcpu_stop(offcpu);
 	bpf_sampler_stop(sampler);
-	while (bpf_sampler_poll(sampler, 0) > 0)
+	for (int n; (n = bpf_sampler_poll(sampler, 0)) > 0 || (rot && n == ROTATION_YIELD);)
 		;
 	bpf_sampler_counters(sampler, counters);
 	if (rot) {

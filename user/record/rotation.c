@@ -28,8 +28,18 @@ struct interval {
 	uint64_t records_too_late;     /* older than this interval, none open for them */
 };
 
+/* A ring-buffer poll that has filed records for this long returns to the
+ * main loop (which checks SIGTERM and -d) even while records keep coming:
+ * the first records of a new interval inspect every process again. */
+#define YIELD_AFTER_NS (500ULL * 1000000ULL)
+/* Without records (an idle node), intervals end and are written by the
+ * clock this much later than records would have made them. */
+#define IDLE_MARGIN_NS (5ULL * 1000000000ULL)
+
 struct rotation {
 	struct rotation_config cfg;
+	uint64_t newest_record_ns;     /* the time of the newest record filed */
+	uint64_t last_tick_ns;
 	struct interval *current;
 	struct interval *ended;        /* taking late records until its close delay is over */
 	struct kallsyms *kernel_symbols; /* read once, shared by every interval */
@@ -282,7 +292,6 @@ static int interval_close(struct rotation *rot, struct interval *iv)
 
 struct rotation *rotation_new(const struct rotation_config *config)
 {
-	static const uint64_t zero[SP_CNT_MAX];
 	struct rotation *rot = calloc(1, sizeof(*rot));
 
 	if (!rot) {
@@ -296,13 +305,18 @@ struct rotation *rotation_new(const struct rotation_config *config)
 		return NULL;
 	}
 	rot->cfg.recorder.kernel_symbols = rot->kernel_symbols;
-	rot->current = interval_open(rot, config->recorder.start_monotonic_ns, zero);
-	if (!rot->current) {
-		kallsyms_free(rot->kernel_symbols);
-		free(rot);
-		return NULL;
-	}
 	return rot;
+}
+
+int rotation_start(struct rotation *rot, uint64_t start_ns)
+{
+	static const uint64_t zero[SP_CNT_MAX];
+
+	/* Interval boundaries count from here; the realtime anchor stays. */
+	rot->cfg.recorder.start_realtime_ns += start_ns - rot->cfg.recorder.start_monotonic_ns;
+	rot->cfg.recorder.start_monotonic_ns = start_ns;
+	rot->current = interval_open(rot, start_ns, zero);
+	return rot->current ? 0 : -EIO;
 }
 
 void rotation_free(struct rotation *rot)
@@ -354,11 +368,31 @@ static int advance(struct rotation *rot)
 	return 0;
 }
 
-int rotation_on_record(void *ctx, const void *data, size_t size)
+static uint64_t monotonic_now(void)
 {
-	struct rotation *rot = ctx;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The time a record is filed by: a sample's own time; for an off-CPU
+ * interval its end, when it was sent (it starts when the thread left the
+ * CPU, possibly long before). */
+static uint64_t filing_time(const void *data, size_t size)
+{
+	const struct sp_event_header *hdr = data;
+
+	if (hdr->kind == SP_EVENT_OFF_CPU && size >= sizeof(struct sp_off_cpu_event))
+		return hdr->timestamp_ns + ((const struct sp_off_cpu_event *)data)->off_cpu_ns;
+	return hdr->timestamp_ns;
+}
+
+static int file_into(struct rotation *rot, const void *data, size_t size)
+{
 	const struct sp_event_header *hdr = data;
 	struct interval *iv;
+	uint64_t t;
 
 	if (size < sizeof(*hdr))
 		return recorder_on_record(rot->current->rec, data, size);
@@ -368,13 +402,16 @@ int rotation_on_record(void *ctx, const void *data, size_t size)
 			recorder_on_record(rot->ended->rec, data, size);
 		return recorder_on_record(rot->current->rec, data, size);
 	}
+	t = filing_time(data, size);
 	/* A record past the current interval opens the next; if that fails the
 	 * record stays in the current one (the recording is being stopped). */
-	while (hdr->timestamp_ns >= rot->current->end_ns && !advance(rot))
+	while (t >= rot->current->end_ns && !advance(rot))
 		;
-	if (hdr->timestamp_ns >= rot->current->start_ns) {
+	if (t > rot->newest_record_ns)
+		rot->newest_record_ns = t;
+	if (t >= rot->current->start_ns) {
 		iv = rot->current;
-	} else if (rot->ended && hdr->timestamp_ns >= rot->ended->start_ns) {
+	} else if (rot->ended && t >= rot->ended->start_ns) {
 		iv = rot->ended;
 	} else if (rot->current->index == 0) {
 		iv = rot->current; /* from before the first interval's start: none */
@@ -383,22 +420,41 @@ int rotation_on_record(void *ctx, const void *data, size_t size)
 		rot->totals.records_too_late++;
 		return 0;
 	}
-	if (!iv->records || hdr->timestamp_ns < iv->first_record_ns)
-		iv->first_record_ns = hdr->timestamp_ns;
-	if (!iv->records || hdr->timestamp_ns > iv->last_record_ns)
-		iv->last_record_ns = hdr->timestamp_ns;
+	if (!iv->records || t < iv->first_record_ns)
+		iv->first_record_ns = t;
+	if (!iv->records || t > iv->last_record_ns)
+		iv->last_record_ns = t;
 	iv->records++;
 	return recorder_on_record(iv->rec, data, size);
 }
 
+int rotation_on_record(void *ctx, const void *data, size_t size)
+{
+	struct rotation *rot = ctx;
+
+	file_into(rot, data, size);
+	/* The record is filed (libbpf has consumed it); a negative value ends
+	 * this poll. */
+	if (rot->last_tick_ns && monotonic_now() - rot->last_tick_ns >= YIELD_AFTER_NS)
+		return ROTATION_YIELD;
+	return 0;
+}
+
 int rotation_tick(struct rotation *rot, uint64_t now_ns)
 {
-	while (now_ns >= rot->current->end_ns)
+	uint64_t delay = rot->cfg.close_delay_ns;
+
+	rot->last_tick_ns = now_ns;
+	/* Records end intervals (rotation_on_record); the clock only when
+	 * none came, with a margin: records queued in the ring buffer on a
+	 * busy node are older than the clock says. */
+	while (now_ns >= rot->current->end_ns + delay + IDLE_MARGIN_NS)
 		if (advance(rot))
 			return -EIO;
 	if (rot->ended) {
 		recorder_drain(rot->ended->rec, now_ns, false);
-		if (now_ns >= rot->ended->end_ns + rot->cfg.close_delay_ns) {
+		if (rot->newest_record_ns >= rot->ended->end_ns + delay ||
+		    now_ns >= rot->ended->end_ns + delay + IDLE_MARGIN_NS) {
 			interval_close(rot, rot->ended);
 			rot->ended = NULL;
 		}

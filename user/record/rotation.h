@@ -15,6 +15,7 @@
 #ifndef SPARKPROF_ROTATION_H
 #define SPARKPROF_ROTATION_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,14 +41,23 @@ struct rotation_config {
 	void *counters_ctx;
 };
 
-/* Opens the first interval. NULL (with a message) on failure. */
+/* Reads the kernel symbols the intervals share. NULL (with a message) on
+ * failure. */
 struct rotation *rotation_new(const struct rotation_config *config);
+/* Opens the first interval at start_ns, when sampling has started (loading
+ * the BPF side can take seconds on a busy node). 0 or -EIO (with a message). */
+int rotation_start(struct rotation *rot, uint64_t start_ns);
 void rotation_free(struct rotation *rot);
 /* The context the recorders' on_new_process/on_jvm callbacks get. */
 void rotation_set_callback_ctx(struct rotation *rot, void *ctx);
 
 /* The ring-buffer callback: files one record into its interval's recorder
- * (opening the next interval when the record is past the current one). */
+ * (opening the next interval when the record is past the current one).
+ * Samples are filed by their time, off-CPU intervals by their end. Returns
+ * 0, or ROTATION_YIELD (after filing the record) when the poll has been
+ * filing for a while since the last rotation_tick: the poll then returns
+ * it, and the caller goes on polling after checking its stop conditions. */
+#define ROTATION_YIELD (-EAGAIN)
 int rotation_on_record(void *rot, const void *data, size_t size);
 
 /* Drains the open recorders, opens the next interval when now has passed
