@@ -315,6 +315,7 @@ int rotation_start(struct rotation *rot, uint64_t start_ns)
 	/* Interval boundaries count from here; the realtime anchor stays. */
 	rot->cfg.recorder.start_realtime_ns += start_ns - rot->cfg.recorder.start_monotonic_ns;
 	rot->cfg.recorder.start_monotonic_ns = start_ns;
+	rot->last_tick_ns = start_ns;
 	rot->current = interval_open(rot, start_ns, zero);
 	return rot->current ? 0 : -EIO;
 }
