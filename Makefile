@@ -48,7 +48,7 @@ JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(which javac 2>/dev/nul
 JNI_CFLAGS := -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux
 
 .SECONDARY: $(BPF_OBJS) $(SKELS)
-.PHONY: all deps test unit-tests fuzz test-progs bench bench-node-cost clean vmlinux
+.PHONY: all deps test unit-tests fuzz test-progs bench bench-node-cost clean vmlinux image
 all: sparkprof $(if $(AGENT_SRCS),$(AGENT))
 
 sparkprof: $(USER_OBJS)
@@ -122,6 +122,16 @@ bench: all test-progs $(BUILD)/libsparkprof.a
 # Issue 14's node-cost table only: quick (~25 min); NODE_COST=--full for the long run.
 bench-node-cost: all test-progs
 	$(PYTHON) bench/node_cost.py $(NODE_COST)
+
+# The node agent's container image (deploy/Containerfile); its base is made
+# by `make deps` where base images cannot be pulled.
+IMAGE      ?= sparkprof:latest
+IMAGE_BASE ?= localhost/sparkprof-base:bookworm
+image: all
+	rm -rf $(BUILD)/image && mkdir -p $(BUILD)/image
+	cp sparkprof $(AGENT) $(BUILD)/image/
+	podman build --pull=never --build-arg BASE=$(IMAGE_BASE) -t $(IMAGE) \
+	    -f deploy/Containerfile $(BUILD)/image
 
 # Regenerate vmlinux/vmlinux.h from the running kernel's BTF.
 vmlinux:

@@ -108,3 +108,53 @@ if [ ! -s "$jmc_dir/flightrecorder.jar" ]; then
 	rm -rf "$jmc_dir"
 	mv "$jmc_dir.tmp" "$jmc_dir"
 fi
+
+# Containers (tests/integration/test_container.py, `make image`): podman with
+# the runc runtime (crun refuses this host's hybrid cgroups), no default
+# ulimits (podman's default RLIMIT_NOFILE fails here), debootstrap for the
+# base image, and kubernetes-validate for the deploy/ manifests.
+container_packages="podman runc debootstrap"
+missing=""
+for p in $container_packages; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	echo "install-deps: installing$missing"
+	apt-get update -qq
+	apt-get install -y -qq $missing >/dev/null
+fi
+containers_conf=/etc/containers/containers.conf
+if ! grep -qs '^# sparkprof: runc, no default ulimits' "$containers_conf"; then
+	echo "install-deps: configuring podman ($containers_conf)"
+	mkdir -p /etc/containers
+	[ -e "$containers_conf" ] && cp "$containers_conf" "$containers_conf.sparkprof-orig"
+	cat > "$containers_conf" <<'CONF'
+# sparkprof: runc, no default ulimits (written by tools/install-deps.sh)
+[containers]
+default_ulimits = []
+
+[engine]
+runtime = "runc"
+CONF
+fi
+kv_version=1.37.0
+if [ "$(python3 -c 'import kubernetes_validate; print(kubernetes_validate.__version__)' 2>/dev/null)" != "$kv_version" ]; then
+	echo "install-deps: installing kubernetes-validate $kv_version"
+	python3 -m pip install -q "kubernetes-validate==$kv_version"
+fi
+
+# The base image of deploy/Containerfile (FROM sparkprof-base:bookworm): base
+# images cannot be pulled here, so a Debian bookworm rootfs is built with
+# debootstrap from the mirror apt already uses, and imported under that name.
+base_image=localhost/sparkprof-base:bookworm
+if ! podman image exists "$base_image"; then
+	mirror=$(sed -n 's/^URIs: *\([^ ]*\).*/\1/p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n1)
+	[ -n "$mirror" ] || mirror=$(awk '$1 == "deb" { print $2; exit }' /etc/apt/sources.list 2>/dev/null)
+	[ -n "$mirror" ] || mirror=http://deb.debian.org/debian
+	echo "install-deps: building $base_image with debootstrap from $mirror"
+	rootfs=$(mktemp -d /var/tmp/sparkprof-rootfs.XXXXXX)
+	debootstrap --variant=minbase bookworm "$rootfs" "$mirror" >/dev/null
+	tar -C "$rootfs" -c . | podman import --change 'CMD ["/bin/bash"]' - "$base_image" >/dev/null
+	rm -rf "$rootfs"
+fi

@@ -25,6 +25,7 @@
 #include "record/record_attach.h"
 #include "record/record_options.h"
 #include "record/recorder.h"
+#include "record/rotation.h"
 #include "record/target_exits.h"
 #include "sampler/bpf_offcpu.h"
 #include "sampler/bpf_sampler.h"
@@ -159,6 +160,13 @@ struct bpf_side {
 	struct bpf_offcpu *offcpu;    /* NULL without --wall/--off-cpu */
 };
 
+static int read_counters(void *ctx, uint64_t counters[SP_CNT_MAX])
+{
+	struct bpf_side *bpf = ctx;
+
+	return bpf->sampler ? bpf_sampler_counters(bpf->sampler, counters) : 0;
+}
+
 static void mark_known(void *ctx, pid_t pid)
 {
 	struct bpf_side *bpf = ctx;
@@ -257,6 +265,9 @@ int cmd_record(int argc, char **argv)
 	struct bpf_offcpu *offcpu = NULL;
 	struct drain_thread *drain = NULL;
 	struct recorder *rec = NULL;
+	struct rotation *rot = NULL;    /* --rotate: intervals, each its own recorder */
+	bpf_sampler_record_fn file_record;   /* the recorder's (or rotation's) */
+	void *file_ctx;
 	struct live_status status = { .on_terminal = isatty(STDERR_FILENO) };
 	uint64_t counters[SP_CNT_MAX] = { 0 };
 	uint64_t start_mono, start_real, end_mono;
@@ -309,20 +320,40 @@ int cmd_record(int argc, char **argv)
 		.on_new_process = mark_known,
 		.on_jvm = opts.java_walker ? describe_jvm : NULL,
 	};
-	rec = recorder_new(&rec_config);
-	if (!rec)
-		goto out;
 	drain = drain_thread_new(QUEUE_BYTES);
 	if (!drain) {
 		sp_err("set up the drain thread: %s", strerror(errno));
 		goto out;
 	}
 	sampler_opts.ctx = drain;
+	if (opts.rotate_ns) {
+		struct rotation_config rot_config = {
+			.recorder = rec_config,
+			.interval_ns = opts.rotate_ns,
+			.keep = opts.keep,
+			.close_delay_ns = RESOLVE_DELAY_NS + NSEC_PER_SEC / 2,
+			.read_counters = read_counters,
+			.counters_ctx = &bpf,
+		};
+
+		if (!(rot = rotation_new(&rot_config)))
+			goto out;
+		file_record = rotation_on_record;
+		file_ctx = rot;
+	} else {
+		if (!(rec = recorder_new(&rec_config)))
+			goto out;
+		file_record = recorder_on_record;
+		file_ctx = rec;
+	}
 	sampler = bpf_sampler_open(&sampler_opts);
 	if (!sampler)
 		goto out;
 	bpf.sampler = sampler;
-	recorder_set_new_process_ctx(rec, &bpf);
+	if (rot)
+		rotation_set_callback_ctx(rot, &bpf);
+	else
+		recorder_set_new_process_ctx(rec, &bpf);
 	for (int i = 0; i < opts.npids; i++)
 		if (bpf_sampler_add_target(sampler, opts.pids[i])) {
 			sp_err("-p: add pid %d to the BPF filter: %s", opts.pids[i], strerror(errno));
@@ -352,6 +383,9 @@ int cmd_record(int argc, char **argv)
 	}
 	if (opts.attach)
 		record_attach_jvms(&opts);
+	/* The first interval starts with sampling: every record is later. */
+	if (rot && rotation_start(rot, clock_ns(CLOCK_MONOTONIC)))
+		goto out;
 	if (bpf_sampler_start(sampler) || (offcpu && bpf_offcpu_start(offcpu)))
 		goto out;
 	err = drain_thread_start(drain, sampler);
@@ -360,7 +394,8 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	start_mono = clock_ns(CLOCK_MONOTONIC);
-	recorder_sampling_started(rec, start_mono);
+	if (rec)
+		recorder_sampling_started(rec, start_mono);
 	if (opts.command)
 		child_command_release(&child);
 	sp_info("recording into %s%s", dir,
@@ -368,15 +403,20 @@ int cmd_record(int argc, char **argv)
 
 	for (;;) {
 		uint64_t now;
-		int n = drain_thread_take(drain, POLL_MS, TAKE_BUDGET_MS, recorder_on_record, rec);
+		int n = drain_thread_take(drain, POLL_MS, TAKE_BUDGET_MS, file_record, file_ctx);
 
 		if (n < 0) {
 			sp_err("read BPF records: %s", strerror(-n));
 			break;
 		}
 		now = clock_ns(CLOCK_MONOTONIC);
-		recorder_drain(rec, now, false);
-		print_status(&status, sampler, rec, now, start_mono);
+		if (rot) {
+			if (rotation_tick(rot, now))
+				break;
+		} else {
+			recorder_drain(rec, now, false);
+			print_status(&status, sampler, rec, now, start_mono);
+		}
 		if (stop_requested)
 			break;
 		if (opts.duration_s > 0 && now - start_mono >= (uint64_t)(opts.duration_s * 1e9))
@@ -398,10 +438,22 @@ int cmd_record(int argc, char **argv)
 	drain_thread_stop(drain);
 	while (bpf_sampler_poll(sampler, 0) > 0)
 		;
-	drain_thread_take(drain, 0, 0, recorder_on_record, rec);
-	recorder_set_queue_full(rec, drain_thread_dropped(drain));
+	drain_thread_take(drain, 0, 0, file_record, file_ctx);
+	if (rec)
+		recorder_set_queue_full(rec, drain_thread_dropped(drain));
 	bpf_sampler_counters(sampler, counters);
-	if (recorder_finish(rec, counters, end_mono) == 0) {
+	if (rot) {
+		struct rotation_totals totals;
+
+		if (rotation_finish(rot, counters, end_mono) == 0)
+			exit_code = opts.command && child.exited && child.exit_status ?
+				    child.exit_status : 0;
+		rotation_get_totals(rot, &totals);
+		fprintf(stderr, "sparkprof: %.1f s, %llu intervals written into %s, %llu records "
+			"too late for their interval\n", (double)(end_mono - start_mono) / 1e9,
+			(unsigned long long)totals.intervals_written, dir,
+			(unsigned long long)totals.records_too_late);
+	} else if (recorder_finish(rec, counters, end_mono) == 0) {
 		struct recorder_totals totals;
 
 		recorder_get_totals(rec, &totals);
@@ -423,6 +475,7 @@ out:
 	bpf_offcpu_close(offcpu);
 	bpf_sampler_close(sampler);
 	recorder_free(rec);
+	rotation_free(rot);
 	target_exits_free(targets);
 	return exit_code;
 }

@@ -13,5 +13,6 @@ int cmd_flame(int argc, char **argv);   /* cmd_flame.c */
 int cmd_diff(int argc, char **argv);    /* cmd_diff.c */
 int cmd_report(int argc, char **argv);  /* cmd_report.c */
 int cmd_convert(int argc, char **argv); /* cmd_convert.c */
+int cmd_install_helper(int argc, char **argv); /* cmd_install_helper.c */
 
 #endif

@@ -20,13 +20,14 @@ static const struct command commands[] = {
 	{ "diff", cmd_diff, "a differential flame graph of two profiles or folders" },
 	{ "report", cmd_report, "write a recording's flame graphs and index.html again" },
 	{ "convert", cmd_convert, "convert a folded file to pprof (profile.proto)" },
+	{ "install-helper", cmd_install_helper, "copy the JVM helper to a folder executors load it from" },
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: sparkprof [--version] <command> [options]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+		fprintf(out, "  %-15s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\n'sparkprof <command> --help' describes a command's options.\n");
 }
 

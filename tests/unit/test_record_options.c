@@ -73,5 +73,20 @@ int main(void)
 	CHECK(parse_duration_ns("inf", 1000000000ULL, &ns) < 0, "infinity refused");
 	CHECK(parse_duration_ns(".5s", 1, &ns) < 0, "no leading digit refused");
 	CHECK(parse_duration_ns("2.s", 1, &ns) == 0 && ns == 2000000000ULL, "2. is two seconds");
+	CHECK(parse_duration_ns("2h", 1, &ns) == 0 && ns == 7200000000000ULL, "hours");
+
+	CHECK(parse(&o, "record -a") == 0 && o.rotate_ns == 0 && o.keep == 24,
+	      "no rotation by default, keep 24");
+	CHECK(parse(&o, "record -a --rotate 10m --keep 12") == 0 &&
+	      o.rotate_ns == 600000000000ULL && o.keep == 12, "--rotate 10m --keep 12");
+	CHECK(parse(&o, "record --rotate 30") == 0 && o.rotate_ns == 30000000000ULL,
+	      "--rotate in seconds by default");
+	CHECK(parse(&o, "record --rotate 1500ms") < 0, "--rotate under 2s refused");
+	CHECK(parse(&o, "record --rotate 0") < 0, "--rotate 0 refused");
+	CHECK(parse(&o, "record --rotate 10x") < 0, "--rotate with an unknown unit refused");
+	CHECK(parse(&o, "record --rotate 10m --keep 0") < 0, "--keep 0 refused");
+	CHECK(parse(&o, "record --rotate 10m --keep 3x") < 0, "--keep 3x refused");
+	CHECK(parse(&o, "record --rotate 10m --keep -1") < 0, "--keep -1 refused");
+	CHECK(parse(&o, "record --keep 5") < 0, "--keep without --rotate refused");
 	TAP_DONE();
 }

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <linux/openat2.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
@@ -13,9 +14,9 @@
 #include "proc/proc_root.h"
 #include "proc/proc_status.h"
 
-int proc_root_open(pid_t pid, const char *path, int flags)
+/* Opens path inside the folder root as if root were "/". */
+static int open_in_root(const char *root, const char *path, int flags)
 {
-	char root[64];
 	struct open_how how = {
 		/* openat2 takes nothing but O_DIRECTORY and O_NOFOLLOW beside O_PATH. */
 		.flags = (unsigned)flags | O_CLOEXEC | (flags & O_PATH ? 0 : O_NONBLOCK),
@@ -23,7 +24,6 @@ int proc_root_open(pid_t pid, const char *path, int flags)
 	};
 	int rootfd, fd, err;
 
-	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
 	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return -errno;
@@ -33,6 +33,58 @@ int proc_root_open(pid_t pid, const char *path, int flags)
 	err = fd < 0 ? -errno : 0;
 	close(rootfd);
 	return err ? err : fd;
+}
+
+int proc_root_open(pid_t pid, const char *path, int flags)
+{
+	char root[64];
+
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+	return open_in_root(root, path, flags);
+}
+
+/* The root folder of the first process, pid 1 then our own ancestors, whose
+ * root is not ours: on a node, pid 1 (host PID namespace) or the runtime's
+ * shim that started our container. 0, or -ENOENT when every one shares our
+ * root (we run in the host's) or cannot be read. */
+static int find_host_root(char *root, size_t size)
+{
+	struct stat ours, theirs;
+	pid_t pid = 1, next = getpid();
+
+	if (stat("/", &ours))
+		return -errno;
+	for (int step = 0; step < 64; step++) {
+		snprintf(root, size, "/proc/%d/root", (int)pid);
+		if (!stat(root, &theirs)) {
+			if (theirs.st_dev != ours.st_dev || theirs.st_ino != ours.st_ino)
+				return 0;
+			if (pid == 1)
+				return -ENOENT; /* pid 1 shares our root: we are on the host */
+		}
+		/* pid 1's root may be closed to us (some VMs' init): our ancestors. */
+		if (next <= 1)
+			return -ENOENT;
+		struct proc_status st;
+
+		pid = next;
+		if (proc_status_read(pid, &st) < 0)
+			return -ENOENT;
+		next = st.ppid;
+	}
+	return -ENOENT;
+}
+
+int host_root_open(const char *path, int flags)
+{
+	const char *configured = getenv(HOST_ROOT_ENV);
+	char root[64];
+	int err;
+
+	if (configured && *configured)
+		return open_in_root(configured, path, flags);
+	err = find_host_root(root, sizeof(root));
+	return err ? err : open_in_root(root, path, flags);
 }
 
 int proc_root_open_published(pid_t pid, const char *path_fmt)

@@ -24,6 +24,19 @@ int proc_root_open(pid_t pid, const char *path, int flags);
  * included: the open does not wait for a writer), or -errno. */
 int proc_root_open_published(pid_t pid, const char *path_fmt);
 
+/* Where a containerized sparkprof finds the host's own files (debug
+ * symbols under /usr/lib/debug): a folder holding the host's root, from the
+ * environment variable below (e.g. /host, mounted from the host's /), else
+ * /proc/N/root of the first process whose root is not ours, pid 1 (with the
+ * host's PID namespace, the host's init) then our own ancestors (the
+ * container runtime's shim, when pid 1's root is closed to us). */
+#define HOST_ROOT_ENV "SPARKPROF_HOST_ROOT"
+
+/* Opens path (absolute, as the host sees it) inside the host's root, as
+ * proc_root_open does. -ENOENT when we run in the host's root ourselves
+ * (then a plain open is the host's view), or -errno. */
+int host_root_open(const char *path, int flags);
+
 struct proc_map;
 
 /* Opens the very file behind mapping m of pid: /proc/PID/map_files (root

@@ -10,11 +10,13 @@
 #include "spark/executor_spec.h"
 
 #define NSEC_PER_SEC 1000000000ULL
+/* An interval must be written before the next one ends (record/rotation.h). */
+#define ROTATE_MIN_NS (2 * NSEC_PER_SEC)
 
 enum {
 	OPT_WALL = 256, OPT_OFF_CPU, OPT_MIN_OFF_CPU, OPT_NO_JFR, OPT_NO_JAVA_WALKER, OPT_COMPRESS, OPT_THREADS,
 	OPT_EXECUTORS, OPT_APP, OPT_ATTRIBUTION, OPT_EPOCH, OPT_ATTACH, OPT_AGENT, OPT_RING_BUFFER,
-	OPT_NO_HTML,
+	OPT_NO_HTML, OPT_ROTATE, OPT_KEEP,
 };
 
 static const struct option long_options[] = {
@@ -41,6 +43,8 @@ static const struct option long_options[] = {
 	{ "attach", no_argument, NULL, OPT_ATTACH },
 	{ "agent", required_argument, NULL, OPT_AGENT },
 	{ "ring-buffer", required_argument, NULL, OPT_RING_BUFFER },
+	{ "rotate", required_argument, NULL, OPT_ROTATE },
+	{ "keep", required_argument, NULL, OPT_KEEP },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -86,6 +90,11 @@ void record_options_usage(FILE *out)
 	      "      --attach           load the sparkprof helper into every profiled JVM\n"
 	      "                         that does not have it\n"
 	      "      --agent PATH       the helper library (default: next to sparkprof)\n"
+	      "      --rotate DUR       continuous mode: a folder DIR/YYYYmmddTHHMMSSZ per\n"
+	      "                         interval of DUR (e.g. 10m, at least 2s), each\n"
+	      "                         complete once its summary.json is there\n"
+	      "      --keep N           with --rotate: keep the N newest written interval\n"
+	      "                         folders, remove older ones (default 24)\n"
 	      "  -v, --verbose          more messages\n",
 	      out);
 }
@@ -94,7 +103,7 @@ int parse_duration_ns(const char *text, uint64_t default_unit_ns, uint64_t *out)
 {
 	static const struct { const char *suffix; uint64_t ns; } units[] = {
 		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", NSEC_PER_SEC },
-		{ "m", 60 * NSEC_PER_SEC },
+		{ "m", 60 * NSEC_PER_SEC }, { "h", 3600 * NSEC_PER_SEC },
 	};
 	char *end;
 	double value;
@@ -167,10 +176,12 @@ static int parse_positive_duration(const char *option, const char *text, uint64_
 
 int record_options_parse(struct record_options *opts, int argc, char **argv)
 {
+	bool keep_given = false;
 	uint64_t ns;
 	int c;
 
 	memset(opts, 0, sizeof(*opts));
+	opts->keep = 24;
 	opts->frequency_hz = 99;
 	opts->jfr = true;
 	opts->html = true;
@@ -308,6 +319,29 @@ int record_options_parse(struct record_options *opts, int argc, char **argv)
 		case OPT_AGENT:
 			opts->agent_path = optarg;
 			break;
+		case OPT_ROTATE:
+			if (parse_positive_duration("--rotate", optarg, NSEC_PER_SEC, &opts->rotate_ns))
+				return -1;
+			if (opts->rotate_ns < ROTATE_MIN_NS) {
+				sp_err("--rotate: '%s' is shorter than the 2s minimum", optarg);
+				return -1;
+			}
+			break;
+		case OPT_KEEP: {
+			char *end;
+			long n;
+
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (end == optarg || *end || errno || n < 1 || n > 1000000) {
+				sp_err("--keep: '%s' is not a number of folders between 1 and 1000000",
+				       optarg);
+				return -1;
+			}
+			opts->keep = (unsigned int)n;
+			keep_given = true;
+			break;
+		}
 		case '?':
 		default:
 			if (optopt && optopt < 256 && strchr("pFdo", optopt))
@@ -330,6 +364,10 @@ int record_options_parse(struct record_options *opts, int argc, char **argv)
 	}
 	if (opts->command && opts->npids) {
 		sp_err("-p and a command after -- cannot be combined");
+		return -1;
+	}
+	if (keep_given && !opts->rotate_ns) {
+		sp_err("--keep needs --rotate");
 		return -1;
 	}
 	return 0;

@@ -41,6 +41,8 @@ struct record_options {
 	uint64_t epoch_interval_ns;     /* --epoch-interval SECONDS, default 5 */
 	bool attach;                    /* --attach: load the helper into every JVM profiled */
 	const char *agent_path;         /* --agent PATH */
+	uint64_t rotate_ns;             /* --rotate DUR: a folder per interval; 0 = one folder */
+	unsigned int keep;              /* --keep N written interval folders (default 24) */
 	int verbose;                    /* -v */
 	bool help;
 };

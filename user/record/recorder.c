@@ -108,7 +108,8 @@ struct recorder *recorder_new(const struct recorder_config *cfg)
 		sp_err("out of memory setting up the recording");
 		goto fail;
 	}
-	rec->resolver = stack_resolver_new();
+	rec->resolver = cfg->kernel_symbols ? stack_resolver_new_sharing(cfg->kernel_symbols)
+				       : stack_resolver_new();
 	if (!rec->resolver)
 		goto fail;
 	rec->executors = executor_stages_new(&executors);

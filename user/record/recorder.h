@@ -18,6 +18,7 @@
 #include "sparkprof_events.h"
 
 struct recorder;
+struct kallsyms;
 
 struct recorder_config {
 	const struct record_options *opts;
@@ -25,6 +26,9 @@ struct recorder_config {
 	uint64_t start_monotonic_ns, start_realtime_ns;
 	uint64_t launch_monotonic_ns;   /* when the command began (start-up) */
 	uint64_t resolve_delay_ns;
+	/* Kernel symbols to share (record/rotation: one table for every
+	 * interval); NULL: the recorder reads its own. */
+	const struct kallsyms *kernel_symbols;
 	/* Called for each process seen for the first time, just before it is
 	 * inspected: the sampler stops forcing wake-ups for it and reports
 	 * its exec from then on, so an exec racing the inspection is seen. */

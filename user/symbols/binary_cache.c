@@ -193,10 +193,12 @@ static struct elf_symbols *load_debug_file(pid_t pid, const uint8_t *id, size_t 
 	for (size_t i = 0; i < id_len; i++)
 		snprintf(hex + 2 * i, 3, "%02x", id[i]);
 	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
-	for (int attempt = 0; attempt < 2 && !es; attempt++) {
-		/* Ours, then the process's own. */
+	for (int attempt = 0; attempt < 3 && !es; attempt++) {
+		/* Ours, then the process's own, then (when we run in a
+		 * container) the host's. */
 		int fd = attempt == 0 ? open(path, O_RDONLY | O_CLOEXEC)
-				      : proc_root_open(pid, path, O_RDONLY);
+			 : attempt == 1 ? proc_root_open(pid, path, O_RDONLY)
+					: host_root_open(path, O_RDONLY);
 
 		if (fd < 0)
 			continue;

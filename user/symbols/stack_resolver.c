@@ -11,29 +11,41 @@
 #include "symbols/stack_resolver.h"
 
 struct stack_resolver {
-	struct kallsyms_loader *loading;   /* until the first kernel frame */
-	struct kallsyms *kallsyms;
+	struct kallsyms_loader *loading;   /* our own table, until the first kernel frame */
+	const struct kallsyms *kallsyms;
+	struct kallsyms *own_kallsyms;     /* NULL when shared */
 	struct binary_cache *binaries;
 	struct stack_resolver_stats stats;
 };
 
-struct stack_resolver *stack_resolver_new(void)
+struct stack_resolver *stack_resolver_new_sharing(const struct kallsyms *kernel)
 {
 	struct stack_resolver *r = calloc(1, sizeof(*r));
 
 	if (!r)
 		return NULL;
-	r->loading = kallsyms_load_start("/proc/kallsyms"); /* says why when it fails */
-	if (!r->loading) {
-		free(r);
-		return NULL;
-	}
+	r->kallsyms = kernel;
 	r->binaries = binary_cache_new();
 	if (!r->binaries) {
-		kallsyms_free(kallsyms_load_wait(r->loading));
 		free(r);
 		return NULL;
 	}
+	return r;
+}
+
+struct stack_resolver *stack_resolver_new(void)
+{
+	struct kallsyms_loader *loading = kallsyms_load_start("/proc/kallsyms"); /* says why */
+	struct stack_resolver *r;
+
+	if (!loading)
+		return NULL;
+	r = stack_resolver_new_sharing(NULL);
+	if (!r) {
+		kallsyms_free(kallsyms_load_wait(loading));
+		return NULL;
+	}
+	r->loading = loading;
 	return r;
 }
 
@@ -42,8 +54,8 @@ void stack_resolver_free(struct stack_resolver *r)
 	if (!r)
 		return;
 	if (r->loading)
-		r->kallsyms = kallsyms_load_wait(r->loading);
-	kallsyms_free(r->kallsyms);
+		r->own_kallsyms = kallsyms_load_wait(r->loading);
+	kallsyms_free(r->own_kallsyms);
 	binary_cache_free(r->binaries);
 	free(r);
 }
@@ -136,7 +148,7 @@ size_t stack_resolver_resolve(struct stack_resolver *r, const struct user_names 
 
 	if (nkernel && r->loading) {
 		/* A kernel that cannot be read leaves its frames unnamed. */
-		r->kallsyms = kallsyms_load_wait(r->loading);
+		r->kallsyms = r->own_kallsyms = kallsyms_load_wait(r->loading);
 		r->loading = NULL;
 	}
 	for (size_t i = 0; i < nkernel && n < max; i++) {

@@ -30,8 +30,14 @@ struct stack_resolver_stats {
 
 struct stack_resolver;
 
+struct kallsyms;
+
 /* Loads /proc/kallsyms; NULL (with a message) when it cannot. */
 struct stack_resolver *stack_resolver_new(void);
+/* The same, naming kernel frames from kernel, which stays the caller's and
+ * must outlive the resolver (one table shared by successive recordings:
+ * reading /proc/kallsyms costs about a second of CPU on a busy node). */
+struct stack_resolver *stack_resolver_new_sharing(const struct kallsyms *kernel);
 void stack_resolver_free(struct stack_resolver *r);
 
 struct binary_cache *stack_resolver_binaries(struct stack_resolver *r);
