@@ -358,6 +358,8 @@ int record_summary_write(const struct record_summary_input *in)
 	json_key(&w, "failed_outputs");
 	json_begin_array(&w);
 	profile_outputs_foreach(in->outputs, write_output_failures, &oc);
+	if (in->index_error)
+		write_failure("index.html", in->index_error, &w);
 	json_end_array(&w);
 	json_end_object(&w);
 	return atomic_file_commit(&af, 0);

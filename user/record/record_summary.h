@@ -24,6 +24,7 @@ struct record_summary_input {
 	const uint64_t *counters;       /* SP_CNT_MAX BPF counters */
 	uint64_t bad_records;
 	uint64_t queue_full;            /* records the drain thread dropped */
+	int index_error;                /* -errno when index.html could not be written */
 	struct process_table *processes;
 	struct profile_outputs *outputs;
 	const struct stack_resolver_stats *resolver_stats;

@@ -477,7 +477,11 @@ int recorder_finish(struct recorder *rec, const uint64_t counters[SP_CNT_MAX],
 	recorder_drain(rec, monotonic_now(), true);
 	err = profile_outputs_write(rec->outputs);
 	err2 = record_summary_write(&in);
-	if (!err2 && rec->cfg.opts->html)
-		err2 = run_index_write(rec->cfg.output_dir);
+	/* The index is made from summary.json: if it cannot be written, the
+	 * summary is written again to say so. */
+	if (!err2 && rec->cfg.opts->html && (in.index_error = run_index_write(rec->cfg.output_dir))) {
+		err2 = in.index_error;
+		record_summary_write(&in);
+	}
 	return err ? err : err2;
 }
