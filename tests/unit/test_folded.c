@@ -21,7 +21,7 @@ static char *slurp(const char *path)
 
 int main(void)
 {
-	struct folded_profile *p = folded_profile_new();
+	struct folded_profile *p = folded_profile_new(NULL);
 	const struct frame stack[] = {
 		{ "do_sys_read", FRAME_KERNEL }, { "read", FRAME_NATIVE },
 		{ "Foo.bar", FRAME_JIT }, { "main", FRAME_NATIVE },

@@ -12,24 +12,35 @@
 
 #define FOLDED_LINE_MAX (1 << 20)
 
-struct folded_profile {
-	struct strmap *counts; /* stack text -> (uint64_t *) count */
-	uint64_t total;
-	char *line;            /* scratch for building one stack's text */
+/* One stack's count; open addressing by id, at most half full. */
+struct count_slot {
+	uint32_t key;                /* id + 1; 0: empty */
+	uint64_t count;
 };
 
-struct folded_profile *folded_profile_new(void)
+struct folded_profile {
+	struct stack_table *stacks;
+	struct stack_table *own_stacks; /* when no table was shared */
+	struct count_slot *slots;
+	size_t used, cap;
+	uint64_t total;
+};
+
+struct folded_profile *folded_profile_new(struct stack_table *stacks)
 {
 	struct folded_profile *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
-	p->counts = strmap_new();
-	p->line = malloc(FOLDED_LINE_MAX);
-	if (!p->counts || !p->line) {
-		folded_profile_free(p);
-		return NULL;
+	if (!stacks) {
+		p->own_stacks = stacks = stack_table_new();
+		if (!stacks) {
+			free(p);
+			errno = ENOMEM;
+			return NULL;
+		}
 	}
+	p->stacks = stacks;
 	return p;
 }
 
@@ -37,9 +48,8 @@ void folded_profile_free(struct folded_profile *p)
 {
 	if (!p)
 		return;
-	if (p->counts)
-		strmap_free(p->counts, free);
-	free(p->line);
+	stack_table_free(p->own_stacks);
+	free(p->slots);
 	free(p);
 }
 
@@ -65,43 +75,59 @@ int folded_frame_text(char *buf, size_t len, size_t cap, const struct frame *fra
 	return n;
 }
 
+static int grow_slots(struct folded_profile *p)
+{
+	size_t cap = p->cap ? p->cap * 2 : 256;
+	struct count_slot *slots = calloc(cap, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->cap; i++) {
+		size_t j;
+
+		if (!p->slots[i].key)
+			continue;
+		for (j = p->slots[i].key * 2654435761u & (cap - 1); slots[j].key; j = (j + 1) & (cap - 1))
+			;
+		slots[j] = p->slots[i];
+	}
+	free(p->slots);
+	p->slots = slots;
+	p->cap = cap;
+	return 0;
+}
+
+int folded_profile_add_id(struct folded_profile *p, uint32_t id, uint64_t count)
+{
+	uint32_t key = id + 1;
+	size_t i;
+
+	if (p->cap) {
+		for (i = key * 2654435761u & (p->cap - 1); p->slots[i].key; i = (i + 1) & (p->cap - 1)) {
+			if (p->slots[i].key == key) {
+				p->slots[i].count += count;
+				p->total += count;
+				return 0;
+			}
+		}
+	}
+	if ((p->used + 1) * 2 > p->cap && grow_slots(p))
+		return -ENOMEM;
+	for (i = key * 2654435761u & (p->cap - 1); p->slots[i].key; i = (i + 1) & (p->cap - 1))
+		;
+	p->slots[i].key = key;
+	p->slots[i].count = count;
+	p->used++;
+	p->total += count;
+	return 0;
+}
+
 int folded_profile_add(struct folded_profile *p, const char *root, const char *thread,
 		       const struct frame *frames, size_t n, uint64_t count)
 {
-	int len = 0, inserted;
-	uint64_t **slot;
+	int64_t id = stack_table_intern(p->stacks, root, thread, frames, n);
 
-	p->line[0] = '\0';
-	if (root)
-		len = append_text(p->line, 0, FOLDED_LINE_MAX, root, 1);
-	if (thread && len >= 0) {
-		if (len > 0)
-			len = append_text(p->line, (size_t)len, FOLDED_LINE_MAX, ";", 0);
-		if (len >= 0)
-			len = append_text(p->line, (size_t)len, FOLDED_LINE_MAX,
-					  *thread ? thread : "[unnamed thread]", 1);
-	}
-	for (size_t i = n; i-- > 0 && len >= 0;) {
-		if (len > 0)
-			len = append_text(p->line, (size_t)len, FOLDED_LINE_MAX, ";", 0);
-		if (len >= 0)
-			len = folded_frame_text(p->line, (size_t)len, FOLDED_LINE_MAX, &frames[i]);
-	}
-	if (len < 0) /* absurdly deep: keep the sample, mark the cut */
-		len = (int)strlen(p->line);
-	if (len == 0)
-		len = append_text(p->line, 0, FOLDED_LINE_MAX, "[no stack]", 0);
-	slot = (uint64_t **)strmap_slot(p->counts, p->line, (size_t)len, &inserted);
-	if (!slot)
-		return -ENOMEM;
-	if (inserted) {
-		*slot = calloc(1, sizeof(uint64_t));
-		if (!*slot)
-			return -ENOMEM;
-	}
-	**slot += count;
-	p->total += count;
-	return 0;
+	return id < 0 ? (int)id : folded_profile_add_id(p, (uint32_t)id, count);
 }
 
 uint64_t folded_profile_total(const struct folded_profile *p)
@@ -109,15 +135,60 @@ uint64_t folded_profile_total(const struct folded_profile *p)
 	return p->total;
 }
 
+size_t folded_profile_memory(const struct folded_profile *p)
+{
+	return sizeof(*p) + p->cap * sizeof(*p->slots);
+}
+
+/* One stack's line, without the count. */
+static int stack_text(const struct stack_table *stacks, uint32_t id, char *line)
+{
+	const char *root, *thread;
+	const struct frame *frames;
+	size_t n;
+	int len = 0;
+
+	stack_table_get(stacks, id, &root, &thread, &frames, &n);
+	line[0] = '\0';
+	if (root)
+		len = append_text(line, 0, FOLDED_LINE_MAX, root, 1);
+	if (thread && len >= 0) {
+		if (len > 0)
+			len = append_text(line, (size_t)len, FOLDED_LINE_MAX, ";", 0);
+		if (len >= 0)
+			len = append_text(line, (size_t)len, FOLDED_LINE_MAX,
+					  *thread ? thread : "[unnamed thread]", 1);
+	}
+	for (size_t i = n; i-- > 0 && len >= 0;) {
+		if (len > 0)
+			len = append_text(line, (size_t)len, FOLDED_LINE_MAX, ";", 0);
+		if (len >= 0)
+			len = folded_frame_text(line, (size_t)len, FOLDED_LINE_MAX, &frames[i]);
+	}
+	if (len < 0) /* absurdly deep: keep the sample, mark the cut */
+		len = (int)strlen(line);
+	if (len == 0)
+		len = append_text(line, 0, FOLDED_LINE_MAX, "[no stack]", 0);
+	return len;
+}
+
+static int by_key(const void *a, const void *b)
+{
+	uint32_t x = ((const struct count_slot *)a)->key, y = ((const struct count_slot *)b)->key;
+
+	return x < y ? -1 : x > y;
+}
+
 struct write_ctx {
 	FILE *file;
 	uint64_t unit;
+	const uint64_t *counts;
 };
 
 static int write_line(const char *key, void *value, void *ctx)
 {
 	struct write_ctx *wc = ctx;
-	uint64_t count = (*(uint64_t *)value + wc->unit / 2) / wc->unit;
+	uint64_t count = (wc->counts[(uintptr_t)value - 1] + wc->unit / 2) / wc->unit;
 
 	if (!count)
 		return 0;
@@ -129,13 +200,54 @@ int folded_profile_write(const struct folded_profile *p, const char *path)
 	return folded_profile_write_scaled(p, path, 1);
 }
 
+/* Stacks are merged by their text: different name pointers can read the
+ * same (two processes with one label, one symbol in two copies of a
+ * library), and the file has one line per text. */
 int folded_profile_write_scaled(const struct folded_profile *p, const char *path, uint64_t unit)
 {
-	struct write_ctx wc = { NULL, unit ? unit : 1 };
+	struct write_ctx wc = { NULL, unit ? unit : 1, NULL };
+	struct count_slot *sorted = malloc((p->used ? p->used : 1) * sizeof(*sorted));
+	uint64_t *counts = calloc(p->used ? p->used : 1, sizeof(*counts));
+	struct strmap *lines = strmap_new();
+	char *line = malloc(FOLDED_LINE_MAX);
 	struct atomic_file af;
+	size_t n = 0, nlines = 0;
+	int err = 0;
 
+	if (!sorted || !counts || !lines || !line) {
+		sp_err("write %s: %s", path, strerror(ENOMEM));
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < p->cap; i++)
+		if (p->slots[i].key)
+			sorted[n++] = p->slots[i];
+	qsort(sorted, n, sizeof(*sorted), by_key); /* first seen first */
+	for (size_t i = 0; i < n; i++) {
+		int len = stack_text(p->stacks, sorted[i].key - 1, line), inserted;
+		void **slot = strmap_slot(lines, line, (size_t)len, &inserted);
+
+		if (!slot) {
+			sp_err("write %s: %s", path, strerror(ENOMEM));
+			err = -ENOMEM;
+			goto out;
+		}
+		if (inserted)
+			*slot = (void *)(uintptr_t)++nlines;
+		counts[(uintptr_t)*slot - 1] += sorted[i].count;
+	}
+	wc.counts = counts;
 	wc.file = atomic_file_open(&af, path);
-	if (!wc.file)
-		return -errno;
-	return atomic_file_commit(&af, strmap_foreach(p->counts, write_line, &wc));
+	if (!wc.file) {
+		err = -errno;
+		goto out;
+	}
+	err = atomic_file_commit(&af, strmap_foreach(lines, write_line, &wc));
+out:
+	if (lines)
+		strmap_free(lines, NULL);
+	free(line);
+	free(counts);
+	free(sorted);
+	return err;
 }

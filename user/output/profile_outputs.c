@@ -7,6 +7,7 @@
 
 #include "base/log.h"
 #include "base/path_util.h"
+#include "base/stack_table.h"
 #include "base/strmap.h"
 #include "output/folded.h"
 #include "output/jfr/jfr_writer.h"
@@ -30,6 +31,7 @@ struct profile_outputs {
 	struct output_settings settings;
 	char *dir;
 	struct strmap *by_name;
+	struct stack_table *stacks;     /* every output's stacks, each once */
 };
 
 static void output_free(void *value)
@@ -61,7 +63,8 @@ struct profile_outputs *profile_outputs_new(const struct output_settings *settin
 	outs->dir = strdup(settings->dir);
 	outs->settings.dir = outs->dir;
 	outs->by_name = strmap_new();
-	if (!outs->dir || !outs->by_name) {
+	outs->stacks = stack_table_new();
+	if (!outs->dir || !outs->by_name || !outs->stacks) {
 		profile_outputs_free(outs);
 		return NULL;
 	}
@@ -74,11 +77,13 @@ void profile_outputs_free(struct profile_outputs *outs)
 		return;
 	if (outs->by_name)
 		strmap_free(outs->by_name, output_free);
+	stack_table_free(outs->stacks);
 	free(outs->dir);
 	free(outs);
 }
 
-static struct profile_output *output_new(const struct output_settings *s, const char *name,
+static struct profile_output *output_new(const struct output_settings *s,
+					 struct stack_table *stacks, const char *name,
 					 const struct output_label *labels, int nlabels)
 {
 	struct profile_output *o = calloc(1, sizeof(*o));
@@ -87,11 +92,11 @@ static struct profile_output *output_new(const struct output_settings *s, const 
 		return NULL;
 	o->name = strdup(name);
 	o->cpu_period_ns = s->cpu_period_ns;
-	o->cpu = folded_profile_new();
+	o->cpu = folded_profile_new(stacks);
 	if (s->wall)
-		o->wall = folded_profile_new();
+		o->wall = folded_profile_new(stacks);
 	if (s->off_cpu)
-		o->off_cpu = folded_profile_new();
+		o->off_cpu = folded_profile_new(stacks);
 	if (!o->name || !o->cpu || (s->wall && !o->wall) || (s->off_cpu && !o->off_cpu))
 		goto fail;
 	for (int i = 0; i < nlabels && i < OUTPUT_MAX_LABELS; i++) {
@@ -119,7 +124,7 @@ struct profile_output *profile_outputs_get(struct profile_outputs *outs, const c
 	if (!slot)
 		return NULL;
 	if (!*slot)
-		*slot = output_new(&outs->settings, name, labels, nlabels);
+		*slot = output_new(&outs->settings, outs->stacks, name, labels, nlabels);
 	return *slot;
 }
 
@@ -216,25 +221,29 @@ int profile_output_add(struct profile_outputs *outs, struct profile_output *o,
 		       const struct resolved_sample *s)
 {
 	const char *thread = outs->settings.per_thread ? s->thread_name : NULL;
+	int64_t id;
 	int err = 0;
 
 	if (outs->settings.jfr)
 		add_jfr(outs, o, s);
+	/* One lookup serves the output's folded profiles: the stack is
+	 * stored once, and a stack seen before costs no allocation. */
+	id = stack_table_intern(outs->stacks, s->root_label, thread, s->frames, s->nframes);
+	if (id < 0)
+		return (int)id;
 	if (s->kind == SAMPLE_CPU) {
 		o->stats.cpu_samples++;
-		err = folded_profile_add(o->cpu, s->root_label, thread, s->frames, s->nframes, 1);
+		err = folded_profile_add_id(o->cpu, (uint32_t)id, 1);
 		if (!err && o->wall)
-			err = folded_profile_add(o->wall, s->root_label, thread, s->frames, s->nframes,
-						 o->cpu_period_ns);
+			err = folded_profile_add_id(o->wall, (uint32_t)id, o->cpu_period_ns);
 		return err;
 	}
 	o->stats.off_cpu_events++;
 	o->stats.off_cpu_ns += s->off_cpu_ns;
 	if (o->wall)
-		err = folded_profile_add(o->wall, s->root_label, thread, s->frames, s->nframes, s->off_cpu_ns);
+		err = folded_profile_add_id(o->wall, (uint32_t)id, s->off_cpu_ns);
 	if (!err && o->off_cpu)
-		err = folded_profile_add(o->off_cpu, s->root_label, thread, s->frames, s->nframes,
-					 s->off_cpu_ns);
+		err = folded_profile_add_id(o->off_cpu, (uint32_t)id, s->off_cpu_ns);
 	return err;
 }
 

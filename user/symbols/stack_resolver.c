@@ -5,6 +5,7 @@
 
 #include "base/log.h"
 #include "sparkprof_events.h"
+#include "symbols/addr_cache.h"
 #include "symbols/binary_cache.h"
 #include "symbols/kallsyms.h"
 #include "symbols/proc_symbolizer.h"
@@ -13,8 +14,12 @@
 struct stack_resolver {
 	struct kallsyms *kallsyms;
 	struct binary_cache *binaries;
+	struct addr_cache kernel_names; /* each kernel address looked up once */
 	struct stack_resolver_stats stats;
 };
+
+/* Most kernel addresses remembered (24 bytes each). */
+#define KERNEL_NAMES_MAX 65536
 
 struct stack_resolver *stack_resolver_new(void)
 {
@@ -27,6 +32,7 @@ struct stack_resolver *stack_resolver_new(void)
 		free(r);
 		return NULL;
 	}
+	addr_cache_init(&r->kernel_names, KERNEL_NAMES_MAX);
 	r->binaries = binary_cache_new();
 	if (!r->binaries) {
 		kallsyms_free(r->kallsyms);
@@ -42,6 +48,7 @@ void stack_resolver_free(struct stack_resolver *r)
 		return;
 	kallsyms_free(r->kallsyms);
 	binary_cache_free(r->binaries);
+	addr_cache_release(&r->kernel_names);
 	free(r);
 }
 
@@ -134,7 +141,15 @@ size_t stack_resolver_resolve(struct stack_resolver *r, const struct user_names 
 	for (size_t i = 0; i < nkernel && n < max; i++) {
 		/* A return address points after the call: look up the call. */
 		uint64_t addr = i ? kernel[i] - 1 : kernel[i];
-		const char *name = kallsyms_lookup(r->kallsyms, addr);
+		const struct addr_cache_entry *e = addr_cache_find(&r->kernel_names, addr);
+		const char *name;
+
+		if (e) {
+			name = e->name;
+		} else {
+			name = kallsyms_lookup(r->kallsyms, addr);
+			addr_cache_put(&r->kernel_names, addr, name, FRAME_KERNEL, 0);
+		}
 
 		r->stats.kernel_frames++;
 		if (!name)
