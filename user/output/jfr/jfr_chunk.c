@@ -63,6 +63,7 @@ struct jfr_chunk {
 	struct jfr_buf text;           /* a sanitized name */
 	struct jfr_buf stack;          /* the stack value being built */
 	struct jfr_buf tail;           /* constant-pool + metadata events */
+	struct jfr_buf header, meta;   /* kept: writing a chunk allocates nothing */
 	uint64_t start_ticks, end_ticks;
 	uint64_t nevents, ntruncated;
 };
@@ -82,6 +83,8 @@ struct jfr_chunk *jfr_chunk_new(void)
 	jfr_buf_init(&c->text);
 	jfr_buf_init(&c->stack);
 	jfr_buf_init(&c->tail);
+	jfr_buf_init(&c->header);
+	jfr_buf_init(&c->meta);
 	return c;
 fail:
 	jfr_chunk_free(c);
@@ -101,6 +104,8 @@ void jfr_chunk_free(struct jfr_chunk *c)
 	jfr_buf_free(&c->text);
 	jfr_buf_free(&c->stack);
 	jfr_buf_free(&c->tail);
+	jfr_buf_free(&c->header);
+	jfr_buf_free(&c->meta);
 	free(c);
 }
 
@@ -358,7 +363,8 @@ size_t jfr_chunk_bytes(const struct jfr_chunk *c)
 size_t jfr_chunk_memory(const struct jfr_chunk *c)
 {
 	size_t n = sizeof(*c) + c->events.cap + c->scratch.cap + c->text.cap +
-		   c->stack.cap + c->tail.cap + jfr_map_memory(&c->frame_methods);
+		   c->stack.cap + c->tail.cap + c->header.cap + c->meta.cap +
+		   jfr_map_memory(&c->frame_methods);
 
 	for (int i = 0; i < NPOOLS; i++)
 		n += jfr_pool_memory(c->pools[i]);
@@ -539,17 +545,18 @@ static int write_cp_pools(struct jfr_chunk *c, struct jfr_out *out)
 long long jfr_chunk_write(struct jfr_chunk *c, struct jfr_out *out,
 			  const struct jfr_chunk_context *ctx, bool final)
 {
-	struct jfr_buf header, meta;
+	struct jfr_buf *header = &c->header, *meta = &c->meta;
 	uint64_t cp_offset, meta_offset, size;
 	size_t cp_len;
 	int ret;
 
 	put_chunk_events(c, ctx);
 	cp_len = build_cp_head(c);
-	jfr_buf_init(&meta);
-	jfr_metadata_event(&meta, ctx->metadata_body, c->start_ticks);
+	jfr_buf_clear(meta);
+	meta->failed = header->failed = false;
+	jfr_metadata_event(meta, ctx->metadata_body, c->start_ticks);
 	if (c->events.failed || c->scratch.failed || c->text.failed || c->tail.failed ||
-	    meta.failed) {
+	    meta->failed) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -558,38 +565,35 @@ long long jfr_chunk_write(struct jfr_chunk *c, struct jfr_out *out,
 	 * finds both through the header. */
 	cp_offset = JFR_HEADER_BYTES + c->events.len;
 	meta_offset = cp_offset + cp_len;
-	size = meta_offset + meta.len;
+	size = meta_offset + meta->len;
 
-	jfr_buf_init(&header);
-	jfr_buf_put(&header, "FLR", 4);               /* magic, with its NUL */
-	jfr_buf_be16(&header, 2);                     /* major */
-	jfr_buf_be16(&header, 1);                     /* minor */
-	jfr_buf_be64(&header, size);
-	jfr_buf_be64(&header, cp_offset);
-	jfr_buf_be64(&header, meta_offset);
-	jfr_buf_be64(&header, realtime_of(ctx, c->start_ticks));
-	jfr_buf_be64(&header, c->end_ticks - c->start_ticks);
-	jfr_buf_be64(&header, c->start_ticks);
-	jfr_buf_be64(&header, 1000000000);            /* ticks per second */
-	jfr_buf_u8(&header, 0);                       /* file state: finished */
-	jfr_buf_u8(&header, 0);
+	jfr_buf_clear(header);
+	jfr_buf_put(header, "FLR", 4);               /* magic, with its NUL */
+	jfr_buf_be16(header, 2);                     /* major */
+	jfr_buf_be16(header, 1);                     /* minor */
+	jfr_buf_be64(header, size);
+	jfr_buf_be64(header, cp_offset);
+	jfr_buf_be64(header, meta_offset);
+	jfr_buf_be64(header, realtime_of(ctx, c->start_ticks));
+	jfr_buf_be64(header, c->end_ticks - c->start_ticks);
+	jfr_buf_be64(header, c->start_ticks);
+	jfr_buf_be64(header, 1000000000);            /* ticks per second */
+	jfr_buf_u8(header, 0);                       /* file state: finished */
+	jfr_buf_u8(header, 0);
 	/* bit 0: compressed integers (JMC reads fixed-width ints without it);
 	 * bit 1: final chunk. */
-	jfr_buf_be16(&header, final ? 3 : 1);
-	if (header.failed) {
-		jfr_buf_free(&header);
+	jfr_buf_be16(header, final ? 3 : 1);
+	if (header->failed) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	ret = jfr_out_write(out, header.data, header.len);
-	jfr_buf_free(&header);
+	ret = jfr_out_write(out, header->data, header->len);
 	if (ret || (ret = jfr_out_write(out, c->events.data, c->events.len)) ||
 	    (ret = jfr_out_write(out, c->tail.data, c->tail.len)) ||
 	    (ret = write_cp_pools(c, out)) ||
-	    (ret = jfr_out_write(out, meta.data, meta.len)))
+	    (ret = jfr_out_write(out, meta->data, meta->len)))
 		goto out;
 out:
-	jfr_buf_free(&meta);
 	jfr_chunk_begin(c, c->end_ticks);
 	return ret ? ret : (long long)size;
 }
