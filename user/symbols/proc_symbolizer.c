@@ -33,6 +33,30 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static bool same_mapping(const struct proc_map *a, const struct proc_map *b)
+{
+	return a->start == b->start && a->end == b->end && a->offset == b->offset &&
+	       a->inode == b->inode && a->dev_major == b->dev_major &&
+	       a->dev_minor == b->dev_minor && a->kind == b->kind &&
+	       !strcmp(a->perms, b->perms) && !strcmp(a->path, b->path);
+}
+
+/* Whether every executable mapping of old is in new unchanged: then every
+ * cached answer (only executable mappings give them) is still right. */
+static bool exec_maps_kept(const struct proc_maps *old, const struct proc_maps *new)
+{
+	for (size_t i = 0; i < old->count; i++) {
+		const struct proc_map *m = &old->maps[i], *n;
+
+		if (!proc_map_is_exec(m))
+			continue;
+		n = proc_maps_find(new, m->start);
+		if (!n || !same_mapping(m, n))
+			return false;
+	}
+	return true;
+}
+
 /* Installs new maps and loads the files of their executable mappings. */
 static int install_maps(struct proc_symbolizer *ps, struct proc_maps *maps)
 {
@@ -49,11 +73,14 @@ static int install_maps(struct proc_symbolizer *ps, struct proc_maps *maps)
 	for (size_t i = 0; i < maps->count; i++)
 		if (maps->maps[i].kind == PROC_MAP_FILE && proc_map_is_exec(&maps->maps[i]))
 			binaries[i] = binary_cache_get(ps->cache, ps->pid, &maps->maps[i]);
+	/* A JVM maps and unmaps data all the time: the answers stay as long
+	 * as the executable mappings they came from are still there. */
+	if (!ps->maps || !exec_maps_kept(ps->maps, maps))
+		addr_cache_clear(&ps->answers);
 	proc_maps_free(ps->maps);
 	free(ps->binaries);
 	ps->maps = maps;
 	ps->binaries = binaries;
-	addr_cache_clear(&ps->answers);
 	return 0;
 }
 
@@ -204,7 +231,11 @@ enum proc_sym_result proc_symbolizer_resolve(struct proc_symbolizer *ps, uint64_
 		return (enum proc_sym_result)e->tag;
 	}
 	result = resolve_uncached(ps, addr, out);
-	/* Unmapped addresses are not kept: the caller reads the maps again. */
+	/* Unmapped addresses are not kept: the caller reads the maps again.
+	 * Nor are answers from data mappings (garbage return addresses):
+	 * they could turn executable. */
+	if (result != PROC_SYM_UNMAPPED && !proc_map_is_exec(proc_maps_find(ps->maps, addr)))
+		return result;
 	if (result == PROC_SYM_OK)
 		addr_cache_put(&ps->answers, addr, out->name, out->type, PROC_SYM_OK);
 	else if (result == PROC_SYM_ANON_EXEC)
