@@ -24,6 +24,8 @@ struct profile_output {
 	struct jfr_writer *jfr;         /* opened at the first sample */
 	bool jfr_failed;                /* reported once; the folded files go on */
 	uint64_t wall_carry_ns;         /* time not yet written as a JFR wall sample */
+	uint64_t last_sample_ns;        /* newest sample time */
+	bool jfr_idle;                  /* its JFR chunk written and its buffers freed */
 	struct output_stats stats;
 };
 
@@ -32,7 +34,15 @@ struct profile_outputs {
 	char *dir;
 	struct strmap *by_name;
 	struct stack_table *stacks;     /* every output's stacks, each once */
+	uint64_t newest_sample_ns, last_sweep_ns;
 };
+
+/* An output without samples for IDLE_NS (a finished stage) writes what its
+ * JFR writer holds and frees the writer's buffers: memory does not grow
+ * with the number of stages a long recording sees.  Looked for every
+ * SWEEP_NS of sample time. */
+#define IDLE_NS (10ULL * 1000000000ULL)
+#define SWEEP_NS (2ULL * 1000000000ULL)
 
 static void output_free(void *value)
 {
@@ -179,7 +189,7 @@ static uint64_t wall_weight(const struct profile_outputs *outs, struct profile_o
 }
 
 static void add_jfr(const struct profile_outputs *outs, struct profile_output *o,
-		    const struct resolved_sample *s)
+		    const struct resolved_sample *s, uint64_t stack_key)
 {
 	struct jfr_sample js = {
 		.timestamp_ns = s->timestamp_ns,
@@ -191,6 +201,7 @@ static void add_jfr(const struct profile_outputs *outs, struct profile_output *o
 		.weight = 1,
 		.frames = s->frames,
 		.nframes = (int)s->nframes,
+		.stack_key = stack_key,
 	};
 	const struct output_settings *st = &outs->settings;
 	int err = 0;
@@ -217,6 +228,41 @@ static void add_jfr(const struct profile_outputs *outs, struct profile_output *o
 	}
 }
 
+static int idle_one(const char *name, void *value, void *ctx)
+{
+	struct profile_outputs *outs = ctx;
+	struct profile_output *o = value;
+	int err;
+
+	(void)name;
+	if (!o || !o->jfr || o->jfr_idle || o->last_sample_ns + IDLE_NS > outs->newest_sample_ns)
+		return 0;
+	o->jfr_idle = true;
+	err = jfr_writer_idle(o->jfr);
+	if (err) {
+		sp_err("write %s/%s.jfr: %s; its folded profiles are still written", outs->dir,
+		       o->name, strerror(-err));
+		o->jfr_failed = true;
+	}
+	return 0;
+}
+
+static void note_time(struct profile_outputs *outs, struct profile_output *o, uint64_t ts)
+{
+	o->jfr_idle = false;
+	if (ts > o->last_sample_ns)
+		o->last_sample_ns = ts;
+	if (ts <= outs->newest_sample_ns)
+		return;
+	outs->newest_sample_ns = ts;
+	if (!outs->last_sweep_ns)
+		outs->last_sweep_ns = ts;
+	if (ts - outs->last_sweep_ns >= SWEEP_NS) {
+		outs->last_sweep_ns = ts;
+		strmap_foreach(outs->by_name, idle_one, outs);
+	}
+}
+
 int profile_output_add(struct profile_outputs *outs, struct profile_output *o,
 		       const struct resolved_sample *s)
 {
@@ -224,11 +270,13 @@ int profile_output_add(struct profile_outputs *outs, struct profile_output *o,
 	int64_t id;
 	int err = 0;
 
-	if (outs->settings.jfr)
-		add_jfr(outs, o, s);
-	/* One lookup serves the output's folded profiles: the stack is
-	 * stored once, and a stack seen before costs no allocation. */
+	note_time(outs, o, s->timestamp_ns);
+	/* One lookup serves the output's folded profiles and its JFR chunk:
+	 * the stack is stored once, and a stack seen before costs no
+	 * allocation. */
 	id = stack_table_intern(outs->stacks, s->root_label, thread, s->frames, s->nframes);
+	if (outs->settings.jfr)
+		add_jfr(outs, o, s, id < 0 ? 0 : (uint64_t)id + 1);
 	if (id < 0)
 		return (int)id;
 	if (s->kind == SAMPLE_CPU) {

@@ -58,6 +58,7 @@ static const uint8_t frame_type_key[FRAME_TYPE_MAX] = {
 struct jfr_chunk {
 	struct jfr_pool *pools[NPOOLS];
 	struct jfr_map frame_methods;  /* (name pointer, type) -> method key */
+	struct jfr_map stack_keys;     /* the caller's stack key -> stack key */
 	struct jfr_buf events;
 	struct jfr_buf scratch;        /* a pool value being built */
 	struct jfr_buf text;           /* a sanitized name */
@@ -78,6 +79,7 @@ struct jfr_chunk *jfr_chunk_new(void)
 		if (!(c->pools[i] = jfr_pool_new(pool_types[i])))
 			goto fail;
 	jfr_map_init(&c->frame_methods);
+	jfr_map_init(&c->stack_keys);
 	jfr_buf_init(&c->events);
 	jfr_buf_init(&c->scratch);
 	jfr_buf_init(&c->text);
@@ -99,6 +101,7 @@ void jfr_chunk_free(struct jfr_chunk *c)
 	for (int i = 0; i < NPOOLS; i++)
 		jfr_pool_free(c->pools[i]);
 	jfr_map_free(&c->frame_methods);
+	jfr_map_free(&c->stack_keys);
 	jfr_buf_free(&c->events);
 	jfr_buf_free(&c->scratch);
 	jfr_buf_free(&c->text);
@@ -114,12 +117,35 @@ void jfr_chunk_begin(struct jfr_chunk *c, uint64_t start_ticks)
 	for (int i = 0; i < NPOOLS; i++)
 		jfr_pool_reset(c->pools[i]);
 	jfr_map_clear(&c->frame_methods);
+	jfr_map_clear(&c->stack_keys);
 	jfr_buf_clear(&c->events);
 	c->events.failed = false;
 	c->scratch.failed = c->text.failed = c->stack.failed = c->tail.failed = false;
 	c->start_ticks = c->end_ticks = start_ticks;
 	c->nevents = 0;
 	c->ntruncated = 0;
+}
+
+void jfr_chunk_trim(struct jfr_chunk *c)
+{
+	struct jfr_buf *bufs[] = { &c->events, &c->scratch, &c->text, &c->stack,
+				   &c->tail,   &c->header,  &c->meta };
+
+	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+		jfr_buf_free(bufs[i]);
+	jfr_map_free(&c->frame_methods);
+	jfr_map_init(&c->frame_methods);
+	jfr_map_free(&c->stack_keys);
+	jfr_map_init(&c->stack_keys);
+	for (int i = 0; i < NPOOLS; i++) {
+		struct jfr_pool *fresh = jfr_pool_new(pool_types[i]);
+
+		/* Out of memory: the old pool (already empty) serves on. */
+		if (fresh) {
+			jfr_pool_free(c->pools[i]);
+			c->pools[i] = fresh;
+		}
+	}
 }
 
 int jfr_chunk_check_sample(const struct jfr_sample *s)
@@ -257,7 +283,7 @@ static uint64_t frame_method(struct jfr_chunk *c, const struct frame *f)
 	return method;
 }
 
-static uint64_t intern_stack(struct jfr_chunk *c, const struct jfr_sample *s)
+static uint64_t encode_stack(struct jfr_chunk *c, const struct jfr_sample *s)
 {
 	int n = s->nframes > JFR_MAX_FRAMES ? JFR_MAX_FRAMES : s->nframes;
 	struct jfr_buf *v = &c->stack;
@@ -277,9 +303,21 @@ static uint64_t intern_stack(struct jfr_chunk *c, const struct jfr_sample *s)
 	}
 	if (v->failed)
 		return 0;
-	if (s->nframes > n)
-		c->ntruncated++;
 	return jfr_pool_intern(c->pools[POOL_STACK], v->data, v->len, 0);
+}
+
+static uint64_t intern_stack(struct jfr_chunk *c, const struct jfr_sample *s)
+{
+	uint64_t stack = s->stack_key ? jfr_map_get(&c->stack_keys, s->stack_key) : 0;
+
+	if (s->nframes > JFR_MAX_FRAMES)
+		c->ntruncated++;
+	if (stack)
+		return stack;
+	stack = encode_stack(c, s);
+	if (stack && s->stack_key && jfr_map_put(&c->stack_keys, s->stack_key, stack))
+		return 0;
+	return stack;
 }
 
 static uint64_t intern_thread(struct jfr_chunk *c, const struct jfr_sample *s)
@@ -364,7 +402,7 @@ size_t jfr_chunk_memory(const struct jfr_chunk *c)
 {
 	size_t n = sizeof(*c) + c->events.cap + c->scratch.cap + c->text.cap +
 		   c->stack.cap + c->tail.cap + c->header.cap + c->meta.cap +
-		   jfr_map_memory(&c->frame_methods);
+		   jfr_map_memory(&c->frame_methods) + jfr_map_memory(&c->stack_keys);
 
 	for (int i = 0; i < NPOOLS; i++)
 		n += jfr_pool_memory(c->pools[i]);
