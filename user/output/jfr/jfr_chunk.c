@@ -137,15 +137,8 @@ void jfr_chunk_trim(struct jfr_chunk *c)
 	jfr_map_init(&c->frame_methods);
 	jfr_map_free(&c->stack_keys);
 	jfr_map_init(&c->stack_keys);
-	for (int i = 0; i < NPOOLS; i++) {
-		struct jfr_pool *fresh = jfr_pool_new(pool_types[i]);
-
-		/* Out of memory: the old pool (already empty) serves on. */
-		if (fresh) {
-			jfr_pool_free(c->pools[i]);
-			c->pools[i] = fresh;
-		}
-	}
+	for (int i = 0; i < NPOOLS; i++)
+		jfr_pool_trim(c->pools[i]);
 }
 
 int jfr_chunk_check_sample(const struct jfr_sample *s)
