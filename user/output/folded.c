@@ -7,7 +7,6 @@
 
 #include "base/atomic_file.h"
 #include "base/log.h"
-#include "base/strmap.h"
 #include "output/folded.h"
 
 #define FOLDED_LINE_MAX (1 << 20)
@@ -179,21 +178,19 @@ static int by_key(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-struct write_ctx {
-	FILE *file;
-	uint64_t unit;
-	const uint64_t *counts;
-};
-
-static int write_line(const char *key, void *value, void *ctx)
+static uint64_t text_hash(const char *s, int len)
 {
-	struct write_ctx *wc = ctx;
-	uint64_t count = (wc->counts[(uintptr_t)value - 1] + wc->unit / 2) / wc->unit;
+	uint64_t h = 1469598103934665603ull;
 
-	if (!count)
-		return 0;
-	return fprintf(wc->file, "%s %llu\n", key, (unsigned long long)count) < 0 ? -EIO : 0;
+	for (int i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h | 1;
 }
+
+struct line_slot {
+	uint64_t hash;               /* 0: empty */
+	uint32_t first;              /* index in sorted of the line's first stack */
+};
 
 int folded_profile_write(const struct folded_profile *p, const char *path)
 {
@@ -202,19 +199,25 @@ int folded_profile_write(const struct folded_profile *p, const char *path)
 
 /* Stacks are merged by their text: different name pointers can read the
  * same (two processes with one label, one symbol in two copies of a
- * library), and the file has one line per text. */
+ * library), and the file has one line per text.  A line's text is built
+ * again rather than kept: writing needs no memory per line beyond a few
+ * words. */
 int folded_profile_write_scaled(const struct folded_profile *p, const char *path, uint64_t unit)
 {
-	struct write_ctx wc = { NULL, unit ? unit : 1, NULL };
+	size_t n = 0, cap = 16;
 	struct count_slot *sorted = malloc((p->used ? p->used : 1) * sizeof(*sorted));
-	uint64_t *counts = calloc(p->used ? p->used : 1, sizeof(*counts));
-	struct strmap *lines = strmap_new();
-	char *line = malloc(FOLDED_LINE_MAX);
+	struct line_slot *lines;
+	char *line = malloc(FOLDED_LINE_MAX), *other = malloc(FOLDED_LINE_MAX);
 	struct atomic_file af;
-	size_t n = 0, nlines = 0;
+	FILE *file;
 	int err = 0;
 
-	if (!sorted || !counts || !lines || !line) {
+	if (unit == 0)
+		unit = 1;
+	while (cap < p->used * 2)
+		cap *= 2;
+	lines = calloc(cap, sizeof(*lines));
+	if (!sorted || !lines || !line || !other) {
 		sp_err("write %s: %s", path, strerror(ENOMEM));
 		err = -ENOMEM;
 		goto out;
@@ -223,31 +226,48 @@ int folded_profile_write_scaled(const struct folded_profile *p, const char *path
 		if (p->slots[i].key)
 			sorted[n++] = p->slots[i];
 	qsort(sorted, n, sizeof(*sorted), by_key); /* first seen first */
+	/* Each stack's count goes to the first stack with its text; the
+	 * others are left with count 0 (and not written). */
 	for (size_t i = 0; i < n; i++) {
-		int len = stack_text(p->stacks, sorted[i].key - 1, line), inserted;
-		void **slot = strmap_slot(lines, line, (size_t)len, &inserted);
+		int len = stack_text(p->stacks, sorted[i].key - 1, line);
+		uint64_t h = text_hash(line, len);
+		size_t j;
 
-		if (!slot) {
-			sp_err("write %s: %s", path, strerror(ENOMEM));
-			err = -ENOMEM;
-			goto out;
+		for (j = h & (cap - 1); lines[j].hash; j = (j + 1) & (cap - 1)) {
+			struct count_slot *first = &sorted[lines[j].first];
+
+			if (lines[j].hash == h &&
+			    stack_text(p->stacks, first->key - 1, other) == len &&
+			    !memcmp(line, other, (size_t)len)) {
+				first->count += sorted[i].count;
+				sorted[i].count = 0;
+				break;
+			}
 		}
-		if (inserted)
-			*slot = (void *)(uintptr_t)++nlines;
-		counts[(uintptr_t)*slot - 1] += sorted[i].count;
+		if (!lines[j].hash) {
+			lines[j].hash = h;
+			lines[j].first = (uint32_t)i;
+		}
 	}
-	wc.counts = counts;
-	wc.file = atomic_file_open(&af, path);
-	if (!wc.file) {
+	file = atomic_file_open(&af, path);
+	if (!file) {
 		err = -errno;
 		goto out;
 	}
-	err = atomic_file_commit(&af, strmap_foreach(lines, write_line, &wc));
+	for (size_t i = 0; i < n && !err; i++) {
+		uint64_t count = (sorted[i].count + unit / 2) / unit;
+
+		if (!count)
+			continue;
+		stack_text(p->stacks, sorted[i].key - 1, line);
+		if (fprintf(file, "%s %llu\n", line, (unsigned long long)count) < 0)
+			err = -EIO;
+	}
+	err = atomic_file_commit(&af, err);
 out:
-	if (lines)
-		strmap_free(lines, NULL);
+	free(lines);
+	free(other);
 	free(line);
-	free(counts);
 	free(sorted);
 	return err;
 }
