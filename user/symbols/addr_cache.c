@@ -40,7 +40,7 @@ const struct addr_cache_entry *addr_cache_find(const struct addr_cache *c, uint6
 {
 	uint64_t key = addr + 1;
 
-	if (!c->cap)
+	if (!c->cap || !key)
 		return NULL;
 	for (uint32_t i = slot_of(key, c->cap);; i = (i + 1) & (c->cap - 1)) {
 		if (c->slots[i].addr == key)
@@ -78,6 +78,8 @@ void addr_cache_put(struct addr_cache *c, uint64_t addr, const char *name,
 	uint64_t key = addr + 1;
 	uint32_t i;
 
+	if (!key) /* the one address that cannot be a key: never cached */
+		return;
 	if ((c->used + 1) * 2 > c->cap) {
 		/* Full at its largest: start over rather than grow without end. */
 		if (c->cap >= c->max)
