@@ -13,6 +13,14 @@ for gzip in 0 1; do
 		build/bench/jfr_bench build/bench/bench.jfr 1000000 64 5000 $gzip
 done
 rm -f build/bench/bench.jfr
+
+# Naming and filing one sample (node + stage outputs, folded, wall, JFR), and
+# writing every output at the end: 1,000,000 samples over 5,000 and 50,000
+# stacks of 8 kernel + 32 user frames.
+cc -O2 -D_GNU_SOURCE -Iinclude -Iuser -o build/bench/steady_path bench/steady_path.c \
+	build/libsparkprof.a -lz -lelf -lbpf
+build/bench/steady_path 1000000 5000
+build/bench/steady_path 1000000 50000
 for extra in bench/offcpu*.sh; do
 	[ -x "$extra" ] && "$extra"
 done

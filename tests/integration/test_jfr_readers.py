@@ -251,6 +251,20 @@ def test_random_round_trip_many_chunks(gen, jfr_tools, jfr_converter, tmp_path, 
     check_round_trip(rec, path, jfr_tools, jfr_converter, stats)
 
 
+def test_round_trip_with_idle_writer(gen, jfr_tools, jfr_converter, tmp_path):
+    """A writer that goes idle (a finished stage's output) writes its chunk
+    and frees its buffers; samples after that land in later chunks, with
+    keys that never repeat an earlier chunk's, and every reader still sees
+    every sample with its own stack and thread."""
+    rec = random_recording(6, nsamples=800, chunk_bytes=1 << 20)
+    rec.idle_after = [99, 100, 399, 799]
+    path = str(tmp_path / "idle.jfr")
+    stats = jt.write(gen, rec, path)
+    # One chunk per idle with samples, and the file's last (empty) one.
+    assert stats["chunks"] == 5, stats
+    check_round_trip(rec, path, jfr_tools, jfr_converter, stats)
+
+
 def test_random_round_trip_gzip(gen, jfr_tools, jfr_converter, tmp_path):
     rec = random_recording(3, nsamples=600, chunk_bytes=64 * 1024)
     rec.gzip = True

@@ -180,6 +180,13 @@ int main(int argc, char **argv)
 				jfr_writer_close(w);
 				return 1;
 			}
+		} else if (!strcmp(tok, "idle")) {
+			/* The writer goes idle: its chunk is written, its buffers freed. */
+			if (w && (ret = jfr_writer_idle(w))) {
+				fprintf(stderr, "jfr_gen: line %ld: idle: %s\n", lineno, strerror(-ret));
+				jfr_writer_close(w);
+				return 1;
+			}
 		} else {
 			die("keyword", lineno);
 		}

@@ -71,6 +71,7 @@ class Recording:
     wall_interval: int = 0
     gzip: bool = False
     chunk_bytes: int = 0
+    idle_after: List[int] = field(default_factory=list)  # sample indexes
 
     def realtime(self, ts):
         return self.start_real + ts - self.start_mono
@@ -88,10 +89,13 @@ def description(rec: Recording) -> str:
            f"gzip {int(rec.gzip)}", f"chunk_bytes {rec.chunk_bytes}"]
     for k, v in rec.labels:
         out.append(f"label {_hex(k)} {_hex(v)}")
-    for s in rec.samples:
+    idle = set(rec.idle_after)
+    for i, s in enumerate(rec.samples):
         frames = " ".join(f"{t} {_hex(n)}" for t, n in s.frames)
         out.append(f"sample {s.kind} {s.ts} {s.tid} {s.pid} {s.state} {s.weight} "
                    f"{_hex(s.thread)} {len(s.frames)} {frames}".rstrip())
+        if i in idle:
+            out.append("idle")
     return "\n".join(out) + "\n"
 
 

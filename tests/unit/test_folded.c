@@ -29,7 +29,7 @@ static int sum_counts(const char *stack, size_t len, uint64_t count, void *ctx)
 
 int main(void)
 {
-	struct folded_profile *p = folded_profile_new();
+	struct folded_profile *p = folded_profile_new(NULL);
 	const struct frame stack[] = {
 		{ "do_sys_read", FRAME_KERNEL }, { "read", FRAME_NATIVE },
 		{ "Foo.bar", FRAME_JIT }, { "main", FRAME_NATIVE },

@@ -1,5 +1,7 @@
 /* folded.c - see folded.h. */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,27 +14,47 @@
 
 #define FOLDED_LINE_MAX (1 << 20)
 
-#define TYPE_CACHE_SIZE 1024
-
-struct folded_profile {
-	struct strmap *counts; /* stack text -> (uint64_t *) count */
-	struct strmap *types;  /* frame text -> mask of frame types seen, as a pointer */
-	struct { const char *name; int type; } type_cache[TYPE_CACHE_SIZE];
-	uint64_t total;
-	char *line;            /* scratch for building one stack's text */
+/* One stack's count; open addressing by id, at most half full. */
+struct count_slot {
+	uint32_t key;                /* id + 1; 0: empty */
+	uint64_t count;
 };
 
-struct folded_profile *folded_profile_new(void)
+/* Frame text -> the types it was seen with (a mask, as a pointer), made
+ * when a page asks (folded text does not say, except for kernel frames). */
+struct type_index {
+	struct strmap *mask;
+	bool current;           /* no stack was added since it was made */
+};
+
+struct folded_profile {
+	struct stack_table *stacks;
+	struct stack_table *own_stacks; /* when no table was shared */
+	struct count_slot *slots;
+	size_t used, cap;
+	uint64_t total;
+	struct type_index *types;
+};
+
+struct folded_profile *folded_profile_new(struct stack_table *stacks)
 {
 	struct folded_profile *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
-	p->counts = strmap_new();
-	p->types = strmap_new();
-	p->line = malloc(FOLDED_LINE_MAX);
-	if (!p->counts || !p->types || !p->line) {
+	if (!stacks) {
+		p->own_stacks = stacks = stack_table_new();
+		if (!stacks) {
+			free(p);
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
+	p->stacks = stacks;
+	p->types = calloc(1, sizeof(*p->types));
+	if (!p->types) {
 		folded_profile_free(p);
+		errno = ENOMEM;
 		return NULL;
 	}
 	return p;
@@ -42,16 +64,32 @@ void folded_profile_free(struct folded_profile *p)
 {
 	if (!p)
 		return;
-	if (p->counts)
-		strmap_free(p->counts, free);
-	if (p->types)
-		strmap_free(p->types, NULL);
-	free(p->line);
+	stack_table_free(p->own_stacks);
+	free(p->slots);
+	if (p->types && p->types->mask)
+		strmap_free(p->types->mask, NULL);
+	free(p->types);
 	free(p);
 }
 
 static int append_text(char *buf, size_t len, size_t cap, const char *text, int sanitize)
 {
+	size_t n = strlen(text);
+
+	/* The common case in one copy; near the end of the buffer, byte by
+	 * byte below, so that what fits is kept. */
+	if (len + n + 1 < cap) {
+		char *c = buf + len, *end = c + n;
+
+		memcpy(c, text, n);
+		/* ';' separates frames and '\n' ends the line: either inside a
+		 * name would corrupt the file. */
+		for (; sanitize && c < end; c++)
+			if (*c == ';' || *c == '\n' || *c == '\r')
+				*c = '_';
+		*end = '\0';
+		return (int)(len + n);
+	}
 	for (const char *c = text; *c; c++) {
 		if (len + 1 >= cap)
 			return -ENOSPC;
@@ -72,103 +110,60 @@ int folded_frame_text(char *buf, size_t len, size_t cap, const struct frame *fra
 	return n;
 }
 
-/* Remembers that the frame text was seen with the frame's type (the text
- * does not say, except for kernel frames). A small cache by name pointer
- * keeps the map lookup off the common path: names are owned and stable. */
-static int note_type(struct folded_profile *p, const struct frame *f, const char *text, size_t len)
+static int grow_slots(struct folded_profile *p)
 {
-	size_t h = ((uintptr_t)f->name >> 3) % TYPE_CACHE_SIZE;
-	int inserted;
-	void **slot;
+	size_t cap = p->cap ? p->cap * 2 : 256;
+	struct count_slot *slots = calloc(cap, sizeof(*slots));
 
-	if (p->type_cache[h].name == f->name && p->type_cache[h].type == (int)f->type)
-		return 0;
-	slot = strmap_slot(p->types, text, len, &inserted);
-	if (!slot)
-		return -1;
-	*slot = (void *)((uintptr_t)*slot | 1u << f->type);
-	p->type_cache[h].name = f->name;
-	p->type_cache[h].type = (int)f->type;
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->cap; i++) {
+		size_t j;
+
+		if (!p->slots[i].key)
+			continue;
+		for (j = p->slots[i].key * 2654435761u & (cap - 1); slots[j].key; j = (j + 1) & (cap - 1))
+			;
+		slots[j] = p->slots[i];
+	}
+	free(p->slots);
+	p->slots = slots;
+	p->cap = cap;
 	return 0;
 }
 
-int folded_profile_frame_type(const struct folded_profile *p, const char *text, size_t len)
+int folded_profile_add_id(struct folded_profile *p, uint32_t id, uint64_t count)
 {
-	static const enum frame_type preference[] = { FRAME_JIT, FRAME_INLINED, FRAME_INTERPRETED,
-						      FRAME_KERNEL, FRAME_CPP, FRAME_NATIVE };
-	uintptr_t mask = (uintptr_t)strmap_get(p->types, text, len);
+	uint32_t key = id + 1;
+	size_t i;
 
-	for (size_t i = 0; i < sizeof(preference) / sizeof(preference[0]); i++)
-		if (mask & 1u << preference[i])
-			return (int)preference[i];
-	return -1;
-}
-
-struct stack_visit {
-	int (*fn)(const char *stack, size_t len, uint64_t count, void *ctx);
-	void *ctx;
-	uint64_t unit;
-};
-
-static int visit_stack(const char *key, void *value, void *ctx)
-{
-	struct stack_visit *sv = ctx;
-	uint64_t count = (*(uint64_t *)value + sv->unit / 2) / sv->unit;
-
-	return count ? sv->fn(key, strlen(key), count, sv->ctx) : 0;
-}
-
-int folded_profile_foreach(const struct folded_profile *p, uint64_t unit,
-			   int (*fn)(const char *stack, size_t len, uint64_t count, void *ctx),
-			   void *ctx)
-{
-	struct stack_visit sv = { fn, ctx, unit ? unit : 1 };
-
-	return strmap_foreach(p->counts, visit_stack, &sv);
+	if (p->cap) {
+		for (i = key * 2654435761u & (p->cap - 1); p->slots[i].key; i = (i + 1) & (p->cap - 1)) {
+			if (p->slots[i].key == key) {
+				p->slots[i].count += count;
+				p->total += count;
+				return 0;
+			}
+		}
+	}
+	if ((p->used + 1) * 2 > p->cap && grow_slots(p))
+		return -ENOMEM;
+	p->types->current = false;
+	for (i = key * 2654435761u & (p->cap - 1); p->slots[i].key; i = (i + 1) & (p->cap - 1))
+		;
+	p->slots[i].key = key;
+	p->slots[i].count = count;
+	p->used++;
+	p->total += count;
+	return 0;
 }
 
 int folded_profile_add(struct folded_profile *p, const char *root, const char *thread,
 		       const struct frame *frames, size_t n, uint64_t count)
 {
-	int len = 0, inserted;
-	uint64_t **slot;
+	int64_t id = stack_table_intern(p->stacks, root, thread, frames, n);
 
-	p->line[0] = '\0';
-	if (root)
-		len = append_text(p->line, 0, FOLDED_LINE_MAX, root, 1);
-	if (thread && len >= 0) {
-		if (len > 0)
-			len = append_text(p->line, (size_t)len, FOLDED_LINE_MAX, ";", 0);
-		if (len >= 0)
-			len = append_text(p->line, (size_t)len, FOLDED_LINE_MAX,
-					  *thread ? thread : "[unnamed thread]", 1);
-	}
-	for (size_t i = n; i-- > 0 && len >= 0;) {
-		if (len > 0)
-			len = append_text(p->line, (size_t)len, FOLDED_LINE_MAX, ";", 0);
-		if (len >= 0) {
-			int start = len;
-
-			len = folded_frame_text(p->line, (size_t)len, FOLDED_LINE_MAX, &frames[i]);
-			if (len >= 0 && note_type(p, &frames[i], p->line + start, (size_t)(len - start)))
-				return -ENOMEM;
-		}
-	}
-	if (len < 0) /* absurdly deep: keep the sample, mark the cut */
-		len = (int)strlen(p->line);
-	if (len == 0)
-		len = append_text(p->line, 0, FOLDED_LINE_MAX, "[no stack]", 0);
-	slot = (uint64_t **)strmap_slot(p->counts, p->line, (size_t)len, &inserted);
-	if (!slot)
-		return -ENOMEM;
-	if (inserted) {
-		*slot = calloc(1, sizeof(uint64_t));
-		if (!*slot)
-			return -ENOMEM;
-	}
-	**slot += count;
-	p->total += count;
-	return 0;
+	return id < 0 ? (int)id : folded_profile_add_id(p, (uint32_t)id, count);
 }
 
 uint64_t folded_profile_total(const struct folded_profile *p)
@@ -176,33 +171,224 @@ uint64_t folded_profile_total(const struct folded_profile *p)
 	return p->total;
 }
 
-struct write_ctx {
-	FILE *file;
-	uint64_t unit;
-};
-
-static int write_line(const char *key, void *value, void *ctx)
+size_t folded_profile_memory(const struct folded_profile *p)
 {
-	struct write_ctx *wc = ctx;
-	uint64_t count = (*(uint64_t *)value + wc->unit / 2) / wc->unit;
-
-	if (!count)
-		return 0;
-	return fprintf(wc->file, "%s %llu\n", key, (unsigned long long)count) < 0 ? -EIO : 0;
+	return sizeof(*p) + p->cap * sizeof(*p->slots);
 }
+
+/* One stack's line, without the count. */
+static int stack_text(const struct stack_table *stacks, uint32_t id, char *line)
+{
+	const char *root, *thread;
+	const struct frame *frames;
+	size_t n;
+	int len = 0;
+
+	stack_table_get(stacks, id, &root, &thread, &frames, &n);
+	line[0] = '\0';
+	if (root)
+		len = append_text(line, 0, FOLDED_LINE_MAX, root, 1);
+	if (thread && len >= 0) {
+		if (len > 0)
+			len = append_text(line, (size_t)len, FOLDED_LINE_MAX, ";", 0);
+		if (len >= 0)
+			len = append_text(line, (size_t)len, FOLDED_LINE_MAX,
+					  *thread ? thread : "[unnamed thread]", 1);
+	}
+	for (size_t i = n; i-- > 0 && len >= 0;) {
+		if (len > 0)
+			len = append_text(line, (size_t)len, FOLDED_LINE_MAX, ";", 0);
+		if (len >= 0)
+			len = folded_frame_text(line, (size_t)len, FOLDED_LINE_MAX, &frames[i]);
+	}
+	if (len < 0) /* absurdly deep: keep the sample, mark the cut */
+		len = (int)strlen(line);
+	if (len == 0)
+		len = append_text(line, 0, FOLDED_LINE_MAX, "[no stack]", 0);
+	return len;
+}
+
+static int by_key(const void *a, const void *b)
+{
+	uint32_t x = ((const struct count_slot *)a)->key, y = ((const struct count_slot *)b)->key;
+
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t text_hash(const char *s, int len)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (int i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h | 1;
+}
+
+struct line_slot {
+	uint64_t hash;               /* 0: empty */
+	uint32_t first;              /* index in sorted of the line's first stack */
+};
 
 int folded_profile_write(const struct folded_profile *p, const char *path)
 {
 	return folded_profile_write_scaled(p, path, 1);
 }
 
+/* Stacks are merged by their text: different name pointers can read the
+ * same (two processes with one label, one symbol in two copies of a
+ * library), and the file has one line per text.  A line's text is built
+ * again rather than kept: writing needs no memory per line beyond a few
+ * words. */
 int folded_profile_write_scaled(const struct folded_profile *p, const char *path, uint64_t unit)
 {
-	struct write_ctx wc = { NULL, unit ? unit : 1 };
+	size_t n = 0, cap = 16;
+	struct count_slot *sorted = malloc((p->used ? p->used : 1) * sizeof(*sorted));
+	struct line_slot *lines;
+	char *line = malloc(FOLDED_LINE_MAX), *other = malloc(FOLDED_LINE_MAX);
 	struct atomic_file af;
+	FILE *file;
+	int err = 0;
 
-	wc.file = atomic_file_open(&af, path);
-	if (!wc.file)
-		return -errno;
-	return atomic_file_commit(&af, strmap_foreach(p->counts, write_line, &wc));
+	if (unit == 0)
+		unit = 1;
+	while (cap < p->used * 2)
+		cap *= 2;
+	lines = calloc(cap, sizeof(*lines));
+	if (!sorted || !lines || !line || !other) {
+		sp_err("write %s: %s", path, strerror(ENOMEM));
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < p->cap; i++)
+		if (p->slots[i].key)
+			sorted[n++] = p->slots[i];
+	qsort(sorted, n, sizeof(*sorted), by_key); /* first seen first */
+	/* Each stack's count goes to the first stack with its text; the
+	 * others are left with count 0 (and not written). */
+	for (size_t i = 0; i < n; i++) {
+		int len = stack_text(p->stacks, sorted[i].key - 1, line);
+		uint64_t h = text_hash(line, len);
+		size_t j;
+
+		for (j = h & (cap - 1); lines[j].hash; j = (j + 1) & (cap - 1)) {
+			struct count_slot *first = &sorted[lines[j].first];
+
+			if (lines[j].hash == h &&
+			    stack_text(p->stacks, first->key - 1, other) == len &&
+			    !memcmp(line, other, (size_t)len)) {
+				first->count += sorted[i].count;
+				sorted[i].count = 0;
+				break;
+			}
+		}
+		if (!lines[j].hash) {
+			lines[j].hash = h;
+			lines[j].first = (uint32_t)i;
+		}
+	}
+	file = atomic_file_open(&af, path);
+	if (!file) {
+		err = -errno;
+		goto out;
+	}
+	for (size_t i = 0; i < n && !err; i++) {
+		uint64_t count = (sorted[i].count + unit / 2) / unit;
+
+		if (!count)
+			continue;
+		stack_text(p->stacks, sorted[i].key - 1, line);
+		if (fprintf(file, "%s %llu\n", line, (unsigned long long)count) < 0)
+			err = -EIO;
+	}
+	err = atomic_file_commit(&af, err);
+out:
+	free(lines);
+	free(other);
+	free(line);
+	free(sorted);
+	return err;
+}
+
+/* Indexes the frames of every stack of p by their text. */
+static int index_types(const struct folded_profile *p)
+{
+	struct type_index *ti = p->types;
+	char *text = malloc(FOLDED_LINE_MAX);
+
+	if (!text)
+		return -ENOMEM;
+	if (!ti->mask && !(ti->mask = strmap_new())) {
+		free(text);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->cap; i++) {
+		const char *root, *thread;
+		const struct frame *frames;
+		size_t n;
+
+		if (!p->slots[i].key)
+			continue;
+		stack_table_get(p->stacks, p->slots[i].key - 1, &root, &thread, &frames, &n);
+		for (size_t f = 0; f < n; f++) {
+			int len = folded_frame_text(text, 0, FOLDED_LINE_MAX, &frames[f]);
+			int inserted;
+			void **slot;
+
+			if (len <= 0)
+				continue;
+			slot = strmap_slot(ti->mask, text, (size_t)len, &inserted);
+			if (!slot) {
+				free(text);
+				return -ENOMEM;
+			}
+			*slot = (void *)((uintptr_t)*slot | 1u << frames[f].type);
+		}
+	}
+	free(text);
+	ti->current = true;
+	return 0;
+}
+
+int folded_profile_frame_type(const struct folded_profile *p, const char *text, size_t len)
+{
+	static const enum frame_type preference[] = { FRAME_JIT, FRAME_INLINED, FRAME_INTERPRETED,
+						      FRAME_KERNEL, FRAME_CPP, FRAME_NATIVE };
+	uintptr_t mask;
+
+	if (!p->types->current && index_types(p))
+		return -1;
+	mask = (uintptr_t)strmap_get(p->types->mask, text, len);
+	for (size_t i = 0; i < sizeof(preference) / sizeof(preference[0]); i++)
+		if (mask & 1u << preference[i])
+			return (int)preference[i];
+	return -1;
+}
+
+int folded_profile_foreach(const struct folded_profile *p, uint64_t unit,
+			   int (*fn)(const char *stack, size_t len, uint64_t count, void *ctx),
+			   void *ctx)
+{
+	char *line = malloc(FOLDED_LINE_MAX);
+	int ret = 0;
+
+	if (!line)
+		return -ENOMEM;
+	if (!unit)
+		unit = 1;
+	/* Stacks whose text reads the same come one by one: callers that
+	 * build a tree merge them. */
+	for (size_t i = 0; i < p->cap && !ret; i++) {
+		uint64_t count;
+		int len;
+
+		if (!p->slots[i].key)
+			continue;
+		count = (p->slots[i].count + unit / 2) / unit;
+		if (!count)
+			continue;
+		len = stack_text(p->stacks, p->slots[i].key - 1, line);
+		ret = fn(line, (size_t)len, count, ctx);
+	}
+	free(line);
+	return ret;
 }

@@ -7,6 +7,7 @@
 
 #include "base/log.h"
 #include "base/path_util.h"
+#include "base/stack_table.h"
 #include "base/strmap.h"
 #include "output/flame_page.h"
 #include "output/flame_tree.h"
@@ -31,6 +32,8 @@ struct profile_output {
 	bool jfr_failed;                /* reported once; the folded files go on */
 	int errors[OUTPUT_FILE_KINDS];  /* -errno of each file that failed */
 	uint64_t wall_carry_ns;         /* time not yet written as a JFR wall sample */
+	uint64_t last_sample_ns;        /* newest sample time */
+	bool jfr_idle;                  /* its JFR chunk written and its buffers freed */
 	struct output_stats stats;
 };
 
@@ -40,7 +43,16 @@ struct profile_outputs {
 	struct strmap *by_name;
 	struct frame *scratch;  /* a sample's frames under its state frame */
 	size_t scratch_cap;
+	struct stack_table *stacks;     /* every output's stacks, each once */
+	uint64_t newest_sample_ns, last_sweep_ns;
 };
+
+/* An output without samples for IDLE_NS (a finished stage) writes what its
+ * JFR writer holds and frees the writer's buffers: memory does not grow
+ * with the number of stages a long recording sees.  Looked for every
+ * SWEEP_NS of sample time. */
+#define IDLE_NS (10ULL * 1000000000ULL)
+#define SWEEP_NS (2ULL * 1000000000ULL)
 
 static void output_free(void *value)
 {
@@ -72,7 +84,8 @@ struct profile_outputs *profile_outputs_new(const struct output_settings *settin
 	outs->dir = strdup(settings->dir);
 	outs->settings.dir = outs->dir;
 	outs->by_name = strmap_new();
-	if (!outs->dir || !outs->by_name) {
+	outs->stacks = stack_table_new();
+	if (!outs->dir || !outs->by_name || !outs->stacks) {
 		profile_outputs_free(outs);
 		return NULL;
 	}
@@ -85,12 +98,14 @@ void profile_outputs_free(struct profile_outputs *outs)
 		return;
 	if (outs->by_name)
 		strmap_free(outs->by_name, output_free);
+	stack_table_free(outs->stacks);
 	free(outs->dir);
 	free(outs->scratch);
 	free(outs);
 }
 
-static struct profile_output *output_new(const struct output_settings *s, const char *name,
+static struct profile_output *output_new(const struct output_settings *s,
+					 struct stack_table *stacks, const char *name,
 					 const struct output_label *labels, int nlabels)
 {
 	struct profile_output *o = calloc(1, sizeof(*o));
@@ -99,13 +114,13 @@ static struct profile_output *output_new(const struct output_settings *s, const 
 		return NULL;
 	o->name = strdup(name);
 	o->cpu_period_ns = s->cpu_period_ns;
-	o->cpu = folded_profile_new();
+	o->cpu = folded_profile_new(stacks);
 	if (s->wall)
-		o->wall = folded_profile_new();
+		o->wall = folded_profile_new(stacks);
 	if (s->off_cpu)
-		o->off_cpu = folded_profile_new();
+		o->off_cpu = folded_profile_new(stacks);
 	if (s->wall && s->html)
-		o->wall_states = folded_profile_new();
+		o->wall_states = folded_profile_new(stacks);
 	if (!o->name || !o->cpu || (s->wall && !o->wall) || (s->off_cpu && !o->off_cpu) ||
 	    (s->wall && s->html && !o->wall_states))
 		goto fail;
@@ -134,7 +149,7 @@ struct profile_output *profile_outputs_get(struct profile_outputs *outs, const c
 	if (!slot)
 		return NULL;
 	if (!*slot)
-		*slot = output_new(&outs->settings, name, labels, nlabels);
+		*slot = output_new(&outs->settings, outs->stacks, name, labels, nlabels);
 	return *slot;
 }
 
@@ -189,7 +204,7 @@ static uint64_t wall_weight(const struct profile_outputs *outs, struct profile_o
 }
 
 static void add_jfr(const struct profile_outputs *outs, struct profile_output *o,
-		    const struct resolved_sample *s)
+		    const struct resolved_sample *s, uint64_t stack_key)
 {
 	struct jfr_sample js = {
 		.timestamp_ns = s->timestamp_ns,
@@ -201,6 +216,7 @@ static void add_jfr(const struct profile_outputs *outs, struct profile_output *o
 		.weight = 1,
 		.frames = s->frames,
 		.nframes = (int)s->nframes,
+		.stack_key = stack_key,
 	};
 	const struct output_settings *st = &outs->settings;
 	int err = 0;
@@ -259,20 +275,63 @@ static int add_with_state(struct profile_outputs *outs, struct profile_output *o
 				  s->nframes + 1, ns);
 }
 
+static int idle_one(const char *name, void *value, void *ctx)
+{
+	struct profile_outputs *outs = ctx;
+	struct profile_output *o = value;
+	int err;
+
+	(void)name;
+	if (!o || !o->jfr || o->jfr_idle || o->last_sample_ns + IDLE_NS > outs->newest_sample_ns)
+		return 0;
+	o->jfr_idle = true;
+	err = jfr_writer_idle(o->jfr);
+	if (err) {
+		sp_err("write %s/%s.jfr: %s; its folded profiles are still written", outs->dir,
+		       o->name, strerror(-err));
+		o->jfr_failed = true;
+		o->errors[OUTPUT_JFR] = err;
+	}
+	return 0;
+}
+
+static void note_time(struct profile_outputs *outs, struct profile_output *o, uint64_t ts)
+{
+	o->jfr_idle = false;
+	if (ts > o->last_sample_ns)
+		o->last_sample_ns = ts;
+	if (ts <= outs->newest_sample_ns)
+		return;
+	outs->newest_sample_ns = ts;
+	if (!outs->last_sweep_ns)
+		outs->last_sweep_ns = ts;
+	if (ts - outs->last_sweep_ns >= SWEEP_NS) {
+		outs->last_sweep_ns = ts;
+		strmap_foreach(outs->by_name, idle_one, outs);
+	}
+}
+
 int profile_output_add(struct profile_outputs *outs, struct profile_output *o,
 		       const struct resolved_sample *s)
 {
 	const char *thread = outs->settings.per_thread ? s->thread_name : NULL;
+	int64_t id;
 	int err = 0;
 
+	note_time(outs, o, s->timestamp_ns);
+	/* One lookup serves the output's folded profiles and its JFR chunk:
+	 * the stack is stored once, and a stack seen before costs no
+	 * allocation. */
+	id = stack_table_intern(outs->stacks, s->root_label, thread, s->frames, s->nframes);
 	if (outs->settings.jfr)
-		add_jfr(outs, o, s);
+		add_jfr(outs, o, s, id < 0 ? 0 : (uint64_t)id + 1);
+	if (id < 0)
+		return (int)id;
 	if (s->kind == SAMPLE_CPU) {
 		o->stats.cpu_samples++;
-		err = folded_profile_add(o->cpu, s->root_label, thread, s->frames, s->nframes, 1);
+		err = folded_profile_add_id(o->cpu, (uint32_t)id, 1);
 		if (!err && o->wall)
-			err = folded_profile_add(o->wall, s->root_label, thread, s->frames, s->nframes,
-						 o->cpu_period_ns);
+			err = folded_profile_add_id(o->wall, (uint32_t)id, o->cpu_period_ns);
 		if (!err && o->wall_states)
 			err = add_with_state(outs, o, s, thread, o->cpu_period_ns);
 		return err;
@@ -280,12 +339,11 @@ int profile_output_add(struct profile_outputs *outs, struct profile_output *o,
 	o->stats.off_cpu_events++;
 	o->stats.off_cpu_ns += s->off_cpu_ns;
 	if (o->wall)
-		err = folded_profile_add(o->wall, s->root_label, thread, s->frames, s->nframes, s->off_cpu_ns);
+		err = folded_profile_add_id(o->wall, (uint32_t)id, s->off_cpu_ns);
 	if (!err && o->wall_states)
 		err = add_with_state(outs, o, s, thread, s->off_cpu_ns);
 	if (!err && o->off_cpu)
-		err = folded_profile_add(o->off_cpu, s->root_label, thread, s->frames, s->nframes,
-					 s->off_cpu_ns);
+		err = folded_profile_add_id(o->off_cpu, (uint32_t)id, s->off_cpu_ns);
 	return err;
 }
 

@@ -9,8 +9,12 @@
  * samples are jdk.ExecutionSample events, and off-CPU time (and with --wall
  * on-CPU time too) wall-clock samples weighted in units of the wall
  * interval. A sample usually goes to several outputs (the
- * node, its executor, its stage). With html, each NAME*.folded gets a flame
- * graph NAME*.html beside it (output/flame_page.h).
+ * node, its executor, its stage).  The outputs share one stack table
+ * (base/stack_table.h): a stack seen before is counted by id, with no
+ * allocation.  An output without samples for 10 s writes its JFR chunk
+ * and frees the chunk's buffers (a finished stage holds next to nothing).
+ * With html, each NAME*.folded gets a flame graph NAME*.html beside it
+ * (output/flame_page.h).
  */
 #ifndef SPARKPROF_PROFILE_OUTPUTS_H
 #define SPARKPROF_PROFILE_OUTPUTS_H

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "base/log.h"
+#include "symbols/addr_cache.h"
 #include "symbols/proc_symbolizer.h"
 
 #define REFRESH_INTERVAL_NS (100ull * 1000 * 1000)
@@ -17,7 +18,12 @@ struct proc_symbolizer {
 	struct proc_maps *maps;
 	const struct binary **binaries; /* per mapping; NULL until loaded */
 	uint64_t last_refresh_ns;
+	/* Answers for the maps in use: each address is named once. */
+	struct addr_cache answers;
 };
+
+/* Most cached answers per process (24 bytes each). */
+#define ANSWERS_MAX 32768
 
 static uint64_t now_ns(void)
 {
@@ -25,6 +31,30 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static bool same_mapping(const struct proc_map *a, const struct proc_map *b)
+{
+	return a->start == b->start && a->end == b->end && a->offset == b->offset &&
+	       a->inode == b->inode && a->dev_major == b->dev_major &&
+	       a->dev_minor == b->dev_minor && a->kind == b->kind &&
+	       !strcmp(a->perms, b->perms) && !strcmp(a->path, b->path);
+}
+
+/* Whether every executable mapping of old is in new unchanged: then every
+ * cached answer (only executable mappings give them) is still right. */
+static bool exec_maps_kept(const struct proc_maps *old, const struct proc_maps *new)
+{
+	for (size_t i = 0; i < old->count; i++) {
+		const struct proc_map *m = &old->maps[i], *n;
+
+		if (!proc_map_is_exec(m))
+			continue;
+		n = proc_maps_find(new, m->start);
+		if (!n || !same_mapping(m, n))
+			return false;
+	}
+	return true;
 }
 
 /* Installs new maps and loads the files of their executable mappings. */
@@ -43,6 +73,10 @@ static int install_maps(struct proc_symbolizer *ps, struct proc_maps *maps)
 	for (size_t i = 0; i < maps->count; i++)
 		if (maps->maps[i].kind == PROC_MAP_FILE && proc_map_is_exec(&maps->maps[i]))
 			binaries[i] = binary_cache_get(ps->cache, ps->pid, &maps->maps[i]);
+	/* A JVM maps and unmaps data all the time: the answers stay as long
+	 * as the executable mappings they came from are still there. */
+	if (!ps->maps || !exec_maps_kept(ps->maps, maps))
+		addr_cache_clear(&ps->answers);
 	proc_maps_free(ps->maps);
 	free(ps->binaries);
 	ps->maps = maps;
@@ -61,6 +95,7 @@ struct proc_symbolizer *proc_symbolizer_new(struct binary_cache *bc, pid_t pid)
 		return NULL;
 	ps->cache = bc;
 	ps->pid = pid;
+	addr_cache_init(&ps->answers, ANSWERS_MAX);
 	maps = proc_maps_read(pid);
 	if (!maps) {
 		err = errno;
@@ -155,7 +190,7 @@ static const char *resolve_file(struct proc_symbolizer *ps, size_t i, uint64_t a
 	return named_offset(ps->cache, b->basename, file_off);
 }
 
-enum proc_sym_result proc_symbolizer_resolve(struct proc_symbolizer *ps, uint64_t addr,
+static enum proc_sym_result resolve_uncached(struct proc_symbolizer *ps, uint64_t addr,
 					     struct frame *out)
 {
 	const struct proc_map *m = proc_maps_find(ps->maps, addr);
@@ -184,6 +219,30 @@ enum proc_sym_result proc_symbolizer_resolve(struct proc_symbolizer *ps, uint64_
 	return PROC_SYM_UNMAPPED;
 }
 
+enum proc_sym_result proc_symbolizer_resolve(struct proc_symbolizer *ps, uint64_t addr,
+					     struct frame *out)
+{
+	const struct addr_cache_entry *e = addr_cache_find(&ps->answers, addr);
+	enum proc_sym_result result;
+
+	if (e) {
+		out->name = e->name;
+		out->type = (enum frame_type)e->type;
+		return (enum proc_sym_result)e->tag;
+	}
+	result = resolve_uncached(ps, addr, out);
+	/* Unmapped addresses are not kept: the caller reads the maps again.
+	 * Nor are answers from data mappings (garbage return addresses):
+	 * they could turn executable. */
+	if (result != PROC_SYM_UNMAPPED && !proc_map_is_exec(proc_maps_find(ps->maps, addr)))
+		return result;
+	if (result == PROC_SYM_OK)
+		addr_cache_put(&ps->answers, addr, out->name, out->type, PROC_SYM_OK);
+	else if (result == PROC_SYM_ANON_EXEC)
+		addr_cache_put(&ps->answers, addr, NULL, FRAME_NATIVE, PROC_SYM_ANON_EXEC);
+	return result;
+}
+
 pid_t proc_symbolizer_pid(const struct proc_symbolizer *ps)
 {
 	return ps->pid;
@@ -210,5 +269,6 @@ void proc_symbolizer_free(struct proc_symbolizer *ps)
 		return;
 	proc_maps_free(ps->maps);
 	free(ps->binaries);
+	addr_cache_release(&ps->answers);
 	free(ps);
 }

@@ -5,6 +5,7 @@
 
 #include "base/log.h"
 #include "sparkprof_events.h"
+#include "symbols/addr_cache.h"
 #include "symbols/binary_cache.h"
 #include "symbols/kallsyms.h"
 #include "symbols/proc_symbolizer.h"
@@ -15,8 +16,12 @@ struct stack_resolver {
 	const struct kallsyms *kallsyms;
 	struct kallsyms *own_kallsyms;     /* NULL when shared */
 	struct binary_cache *binaries;
+	struct addr_cache kernel_names; /* each kernel address looked up once */
 	struct stack_resolver_stats stats;
 };
+
+/* Most kernel addresses remembered (24 bytes each). */
+#define KERNEL_NAMES_MAX 65536
 
 struct stack_resolver *stack_resolver_new_sharing(const struct kallsyms *kernel)
 {
@@ -25,6 +30,7 @@ struct stack_resolver *stack_resolver_new_sharing(const struct kallsyms *kernel)
 	if (!r)
 		return NULL;
 	r->kallsyms = kernel;
+	addr_cache_init(&r->kernel_names, KERNEL_NAMES_MAX);
 	r->binaries = binary_cache_new();
 	if (!r->binaries) {
 		free(r);
@@ -57,6 +63,7 @@ void stack_resolver_free(struct stack_resolver *r)
 		r->own_kallsyms = kallsyms_load_wait(r->loading);
 	kallsyms_free(r->own_kallsyms);
 	binary_cache_free(r->binaries);
+	addr_cache_release(&r->kernel_names);
 	free(r);
 }
 
@@ -154,7 +161,15 @@ size_t stack_resolver_resolve(struct stack_resolver *r, const struct user_names 
 	for (size_t i = 0; i < nkernel && n < max; i++) {
 		/* A return address points after the call: look up the call. */
 		uint64_t addr = i ? kernel[i] - 1 : kernel[i];
-		const char *name = kallsyms_lookup(r->kallsyms, addr);
+		const struct addr_cache_entry *e = addr_cache_find(&r->kernel_names, addr);
+		const char *name;
+
+		if (e) {
+			name = e->name;
+		} else {
+			name = kallsyms_lookup(r->kallsyms, addr);
+			addr_cache_put(&r->kernel_names, addr, name, FRAME_KERNEL, 0);
+		}
 
 		r->stats.kernel_frames++;
 		if (!name)

@@ -58,11 +58,13 @@ static const uint8_t frame_type_key[FRAME_TYPE_MAX] = {
 struct jfr_chunk {
 	struct jfr_pool *pools[NPOOLS];
 	struct jfr_map frame_methods;  /* (name pointer, type) -> method key */
+	struct jfr_map stack_keys;     /* the caller's stack key -> stack key */
 	struct jfr_buf events;
 	struct jfr_buf scratch;        /* a pool value being built */
 	struct jfr_buf text;           /* a sanitized name */
 	struct jfr_buf stack;          /* the stack value being built */
 	struct jfr_buf tail;           /* constant-pool + metadata events */
+	struct jfr_buf header, meta;   /* kept: writing a chunk allocates nothing */
 	uint64_t start_ticks, end_ticks;
 	uint64_t nevents, ntruncated;
 };
@@ -77,11 +79,14 @@ struct jfr_chunk *jfr_chunk_new(void)
 		if (!(c->pools[i] = jfr_pool_new(pool_types[i])))
 			goto fail;
 	jfr_map_init(&c->frame_methods);
+	jfr_map_init(&c->stack_keys);
 	jfr_buf_init(&c->events);
 	jfr_buf_init(&c->scratch);
 	jfr_buf_init(&c->text);
 	jfr_buf_init(&c->stack);
 	jfr_buf_init(&c->tail);
+	jfr_buf_init(&c->header);
+	jfr_buf_init(&c->meta);
 	return c;
 fail:
 	jfr_chunk_free(c);
@@ -96,11 +101,14 @@ void jfr_chunk_free(struct jfr_chunk *c)
 	for (int i = 0; i < NPOOLS; i++)
 		jfr_pool_free(c->pools[i]);
 	jfr_map_free(&c->frame_methods);
+	jfr_map_free(&c->stack_keys);
 	jfr_buf_free(&c->events);
 	jfr_buf_free(&c->scratch);
 	jfr_buf_free(&c->text);
 	jfr_buf_free(&c->stack);
 	jfr_buf_free(&c->tail);
+	jfr_buf_free(&c->header);
+	jfr_buf_free(&c->meta);
 	free(c);
 }
 
@@ -109,12 +117,28 @@ void jfr_chunk_begin(struct jfr_chunk *c, uint64_t start_ticks)
 	for (int i = 0; i < NPOOLS; i++)
 		jfr_pool_reset(c->pools[i]);
 	jfr_map_clear(&c->frame_methods);
+	jfr_map_clear(&c->stack_keys);
 	jfr_buf_clear(&c->events);
 	c->events.failed = false;
 	c->scratch.failed = c->text.failed = c->stack.failed = c->tail.failed = false;
 	c->start_ticks = c->end_ticks = start_ticks;
 	c->nevents = 0;
 	c->ntruncated = 0;
+}
+
+void jfr_chunk_trim(struct jfr_chunk *c)
+{
+	struct jfr_buf *bufs[] = { &c->events, &c->scratch, &c->text, &c->stack,
+				   &c->tail,   &c->header,  &c->meta };
+
+	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+		jfr_buf_free(bufs[i]);
+	jfr_map_free(&c->frame_methods);
+	jfr_map_init(&c->frame_methods);
+	jfr_map_free(&c->stack_keys);
+	jfr_map_init(&c->stack_keys);
+	for (int i = 0; i < NPOOLS; i++)
+		jfr_pool_trim(c->pools[i]);
 }
 
 int jfr_chunk_check_sample(const struct jfr_sample *s)
@@ -252,7 +276,7 @@ static uint64_t frame_method(struct jfr_chunk *c, const struct frame *f)
 	return method;
 }
 
-static uint64_t intern_stack(struct jfr_chunk *c, const struct jfr_sample *s)
+static uint64_t encode_stack(struct jfr_chunk *c, const struct jfr_sample *s)
 {
 	int n = s->nframes > JFR_MAX_FRAMES ? JFR_MAX_FRAMES : s->nframes;
 	struct jfr_buf *v = &c->stack;
@@ -272,9 +296,21 @@ static uint64_t intern_stack(struct jfr_chunk *c, const struct jfr_sample *s)
 	}
 	if (v->failed)
 		return 0;
-	if (s->nframes > n)
-		c->ntruncated++;
 	return jfr_pool_intern(c->pools[POOL_STACK], v->data, v->len, 0);
+}
+
+static uint64_t intern_stack(struct jfr_chunk *c, const struct jfr_sample *s)
+{
+	uint64_t stack = s->stack_key ? jfr_map_get(&c->stack_keys, s->stack_key) : 0;
+
+	if (s->nframes > JFR_MAX_FRAMES)
+		c->ntruncated++;
+	if (stack)
+		return stack;
+	stack = encode_stack(c, s);
+	if (stack && s->stack_key && jfr_map_put(&c->stack_keys, s->stack_key, stack))
+		return 0;
+	return stack;
 }
 
 static uint64_t intern_thread(struct jfr_chunk *c, const struct jfr_sample *s)
@@ -358,7 +394,8 @@ size_t jfr_chunk_bytes(const struct jfr_chunk *c)
 size_t jfr_chunk_memory(const struct jfr_chunk *c)
 {
 	size_t n = sizeof(*c) + c->events.cap + c->scratch.cap + c->text.cap +
-		   c->stack.cap + c->tail.cap + jfr_map_memory(&c->frame_methods);
+		   c->stack.cap + c->tail.cap + c->header.cap + c->meta.cap +
+		   jfr_map_memory(&c->frame_methods) + jfr_map_memory(&c->stack_keys);
 
 	for (int i = 0; i < NPOOLS; i++)
 		n += jfr_pool_memory(c->pools[i]);
@@ -539,17 +576,18 @@ static int write_cp_pools(struct jfr_chunk *c, struct jfr_out *out)
 long long jfr_chunk_write(struct jfr_chunk *c, struct jfr_out *out,
 			  const struct jfr_chunk_context *ctx, bool final)
 {
-	struct jfr_buf header, meta;
+	struct jfr_buf *header = &c->header, *meta = &c->meta;
 	uint64_t cp_offset, meta_offset, size;
 	size_t cp_len;
 	int ret;
 
 	put_chunk_events(c, ctx);
 	cp_len = build_cp_head(c);
-	jfr_buf_init(&meta);
-	jfr_metadata_event(&meta, ctx->metadata_body, c->start_ticks);
+	jfr_buf_clear(meta);
+	meta->failed = header->failed = false;
+	jfr_metadata_event(meta, ctx->metadata_body, c->start_ticks);
 	if (c->events.failed || c->scratch.failed || c->text.failed || c->tail.failed ||
-	    meta.failed) {
+	    meta->failed) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -558,38 +596,35 @@ long long jfr_chunk_write(struct jfr_chunk *c, struct jfr_out *out,
 	 * finds both through the header. */
 	cp_offset = JFR_HEADER_BYTES + c->events.len;
 	meta_offset = cp_offset + cp_len;
-	size = meta_offset + meta.len;
+	size = meta_offset + meta->len;
 
-	jfr_buf_init(&header);
-	jfr_buf_put(&header, "FLR", 4);               /* magic, with its NUL */
-	jfr_buf_be16(&header, 2);                     /* major */
-	jfr_buf_be16(&header, 1);                     /* minor */
-	jfr_buf_be64(&header, size);
-	jfr_buf_be64(&header, cp_offset);
-	jfr_buf_be64(&header, meta_offset);
-	jfr_buf_be64(&header, realtime_of(ctx, c->start_ticks));
-	jfr_buf_be64(&header, c->end_ticks - c->start_ticks);
-	jfr_buf_be64(&header, c->start_ticks);
-	jfr_buf_be64(&header, 1000000000);            /* ticks per second */
-	jfr_buf_u8(&header, 0);                       /* file state: finished */
-	jfr_buf_u8(&header, 0);
+	jfr_buf_clear(header);
+	jfr_buf_put(header, "FLR", 4);               /* magic, with its NUL */
+	jfr_buf_be16(header, 2);                     /* major */
+	jfr_buf_be16(header, 1);                     /* minor */
+	jfr_buf_be64(header, size);
+	jfr_buf_be64(header, cp_offset);
+	jfr_buf_be64(header, meta_offset);
+	jfr_buf_be64(header, realtime_of(ctx, c->start_ticks));
+	jfr_buf_be64(header, c->end_ticks - c->start_ticks);
+	jfr_buf_be64(header, c->start_ticks);
+	jfr_buf_be64(header, 1000000000);            /* ticks per second */
+	jfr_buf_u8(header, 0);                       /* file state: finished */
+	jfr_buf_u8(header, 0);
 	/* bit 0: compressed integers (JMC reads fixed-width ints without it);
 	 * bit 1: final chunk. */
-	jfr_buf_be16(&header, final ? 3 : 1);
-	if (header.failed) {
-		jfr_buf_free(&header);
+	jfr_buf_be16(header, final ? 3 : 1);
+	if (header->failed) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	ret = jfr_out_write(out, header.data, header.len);
-	jfr_buf_free(&header);
+	ret = jfr_out_write(out, header->data, header->len);
 	if (ret || (ret = jfr_out_write(out, c->events.data, c->events.len)) ||
 	    (ret = jfr_out_write(out, c->tail.data, c->tail.len)) ||
 	    (ret = write_cp_pools(c, out)) ||
-	    (ret = jfr_out_write(out, meta.data, meta.len)))
+	    (ret = jfr_out_write(out, meta->data, meta->len)))
 		goto out;
 out:
-	jfr_buf_free(&meta);
 	jfr_chunk_begin(c, c->end_ticks);
 	return ret ? ret : (long long)size;
 }

@@ -38,6 +38,10 @@ void jfr_chunk_free(struct jfr_chunk *c);
 /* Starts an empty chunk whose time range begins at start_ticks. */
 void jfr_chunk_begin(struct jfr_chunk *c, uint64_t start_ticks);
 
+/* Frees the buffers and pools an empty chunk (just begun) keeps for reuse:
+ * for a writer that may get no more samples for a long time. */
+void jfr_chunk_trim(struct jfr_chunk *c);
+
 /* Adds a sample (checked by the caller); returns 0 or -ENOMEM. */
 int jfr_chunk_add_sample(struct jfr_chunk *c, const struct jfr_sample *s);
 /* Checks a sample's fields; 0 or -EINVAL. */

@@ -88,6 +88,16 @@ void jfr_pool_reset(struct jfr_pool *pool)
 	/* Key counters and wanted keys carry on: see jfr_pool.h. */
 }
 
+void jfr_pool_trim(struct jfr_pool *pool)
+{
+	jfr_buf_free(&pool->entries);
+	free(pool->slots);
+	pool->slots = NULL;
+	pool->nslots = 0;
+	pool->count = 0;
+	/* Key counters and wanted keys carry on, as in jfr_pool_reset. */
+}
+
 static int grow_slots(struct jfr_pool *pool)
 {
 	size_t n = pool->nslots ? pool->nslots * 2 : 1024;

@@ -26,6 +26,9 @@ struct jfr_pool;
 struct jfr_pool *jfr_pool_new(uint64_t type_id);
 void jfr_pool_free(struct jfr_pool *pool);
 void jfr_pool_reset(struct jfr_pool *pool);
+/* jfr_pool_reset that also frees the entries and index (for a writer that
+ * goes idle); keys still never repeat. */
+void jfr_pool_trim(struct jfr_pool *pool);
 
 /* First key handed out in place of a wanted key that is already taken. */
 #define JFR_POOL_SPARE_KEYS (1u << 30)

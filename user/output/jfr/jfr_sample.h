@@ -34,6 +34,10 @@ struct jfr_sample {
 	uint64_t weight;              /* samples represented, >= 1 */
 	const struct frame *frames;   /* leaf first */
 	int nframes;
+	/* Non-zero: equal keys mean equal frames (e.g. a stack_table id + 1),
+	 * so a stack already written in this chunk is not encoded again. 0:
+	 * the frames are encoded and looked up every time. */
+	uint64_t stack_key;
 };
 
 #endif

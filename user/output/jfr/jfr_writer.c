@@ -161,6 +161,16 @@ int jfr_writer_add_sample(struct jfr_writer *w, const struct jfr_sample *s)
 	return 0;
 }
 
+int jfr_writer_idle(struct jfr_writer *w)
+{
+	if (w->error)
+		return w->error;
+	if (jfr_chunk_events(w->chunk) && finish_chunk(w, false))
+		return w->error;
+	jfr_chunk_trim(w->chunk);
+	return 0;
+}
+
 int jfr_writer_close_stats(struct jfr_writer *w, struct jfr_writer_stats *out)
 {
 	int ret = w->error;

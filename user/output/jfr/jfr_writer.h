@@ -64,6 +64,12 @@ struct jfr_writer *jfr_writer_open(const char *path, const struct jfr_recording_
  * failure, after which the writer only accepts jfr_writer_close. */
 int jfr_writer_add_sample(struct jfr_writer *w, const struct jfr_sample *s);
 
+/* For a writer that may get no samples for a long time (a finished Spark
+ * stage): writes the samples it holds as a chunk and frees the chunk's
+ * buffers, so that an idle writer holds next to no memory.  Samples may
+ * still be added afterwards.  0 or -errno, as jfr_writer_add_sample. */
+int jfr_writer_idle(struct jfr_writer *w);
+
 /* Writes the last chunk, renames PATH.tmp to PATH and frees w.  Returns 0
  * or -errno (PATH.tmp is then removed, after an sp_err line). */
 int jfr_writer_close(struct jfr_writer *w);

@@ -1,0 +1,136 @@
+/* steady_path.c - user-space cost of one sample after it left the ring
+ * buffer: naming its stack (stack_resolver: kernel addresses from
+ * /proc/kallsyms, user addresses in this program and libc) and filing it in
+ * a node and a stage output (folded, wall folded and JFR), then the time to
+ * write every output, as at the end of a recording.
+ *
+ * usage: steady_path SAMPLES [STACKS] [KERNEL_DEPTH] [USER_DEPTH]
+ * (defaults 1000000 5000 8 32).  Needs root for kernel symbol addresses.
+ * Prints CPU microseconds per sample, the write time and the peak RSS. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "output/profile_outputs.h"
+#include "symbols/proc_symbolizer.h"
+#include "symbols/stack_resolver.h"
+
+static double seconds(clockid_t clock)
+{
+	struct timespec t;
+
+	clock_gettime(clock, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static long peak_rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kib = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "VmHWM:", 6))
+			kib = atol(line + 6);
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+/* Every 8th text symbol of the kernel, as return addresses inside them. */
+static int kernel_addresses(uint64_t *out, int max)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[512];
+	int n = 0, i = 0;
+
+	while (f && n < max && fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		char type;
+
+		if (i++ % 8 == 0 && sscanf(line, "%llx %c", &addr, &type) == 2 && addr &&
+		    (type == 'T' || type == 't') && !strchr(line, '['))
+			out[n++] = addr + 4;
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	long nsamples = argc > 1 ? atol(argv[1]) : 1000000;
+	int nstacks = argc > 2 ? atoi(argv[2]) : 5000;
+	int kdepth = argc > 3 ? atoi(argv[3]) : 8, udepth = argc > 4 ? atoi(argv[4]) : 32;
+	static uint64_t kaddrs[4096];
+	int nk = kernel_addresses(kaddrs, 4096);
+	uint64_t *kst = calloc((size_t)nstacks * kdepth, sizeof(uint64_t));
+	uint64_t *ust = calloc((size_t)nstacks * udepth, sizeof(uint64_t));
+	static struct frame frames[STACK_MAX_FRAMES];
+	char dir[] = "/tmp/sparkprof-bench-XXXXXX", tname[16], cmd[64];
+	struct output_settings settings = {
+		.cpu_period_ns = 1000000, .wall = true, .wall_interval_ns = 10000000, .jfr = true,
+	};
+	struct output_label label = { "scope", "node" };
+	struct stack_resolver *r;
+	struct profile_outputs *outs;
+	struct profile_output *node, *stage;
+	struct user_names names;
+	double cpu0, cpu1, cpu2, wall1, wall2;
+	int err;
+
+	if (nk < 16 || !kst || !ust || nstacks < 1 || kdepth < 0 || udepth < 1) {
+		fprintf(stderr, "steady_path: needs readable kernel addresses (root) and sane sizes\n");
+		return 2;
+	}
+	for (int i = 0; i < nstacks; i++) {
+		for (int d = 0; d < kdepth; d++)
+			kst[(size_t)i * kdepth + d] = kaddrs[(i * 31 + d * 17) % nk];
+		/* Return addresses spread over libc's text. */
+		for (int d = 0; d < udepth; d++)
+			ust[(size_t)i * udepth + d] =
+				(uint64_t)(uintptr_t)memcpy + 0x40u * (unsigned)((i % 97) * 13 + d * 7) + 1;
+		ust[(size_t)i * udepth] = (uint64_t)(uintptr_t)printf + (uint64_t)(i % 500);
+	}
+	settings.dir = mkdtemp(dir);
+	r = stack_resolver_new();
+	outs = settings.dir ? profile_outputs_new(&settings) : NULL;
+	if (!r || !outs)
+		return 1;
+	node = profile_outputs_get(outs, "all", &label, 1);
+	stage = profile_outputs_get(outs, "exec-1/stage-3", &label, 1);
+	names = (struct user_names){ .symbolizer = stack_resolver_inspect(r, getpid()) };
+	cpu0 = seconds(CLOCK_PROCESS_CPUTIME_ID);
+	for (long j = 0; j < nsamples; j++) {
+		int i = (int)(((uint64_t)j * 2654435761u) % (uint64_t)nstacks);
+		struct resolved_sample s = {
+			.timestamp_ns = 1000000 + (uint64_t)j * 50000, .pid = 77, .tid = 78 + (pid_t)(j % 5),
+			.kind = SAMPLE_CPU, .thread_name = tname, .root_label = "java-77", .frames = frames,
+		};
+
+		snprintf(tname, sizeof(tname), "worker-%ld", j % 5);
+		s.nframes = stack_resolver_resolve(r, &names, s.timestamp_ns, kst + (size_t)i * kdepth,
+						   (size_t)kdepth, ust + (size_t)i * udepth,
+						   (size_t)udepth, frames, STACK_MAX_FRAMES);
+		profile_output_add(outs, node, &s);
+		profile_output_add(outs, stage, &s);
+	}
+	cpu1 = seconds(CLOCK_PROCESS_CPUTIME_ID);
+	wall1 = seconds(CLOCK_MONOTONIC);
+	err = profile_outputs_write(outs);
+	wall2 = seconds(CLOCK_MONOTONIC);
+	cpu2 = seconds(CLOCK_PROCESS_CPUTIME_ID);
+	printf("steady_path: %ld samples over %d stacks (%d+%d frames), 2 outputs: "
+	       "%.2f us CPU per sample; writing every output %.3f s (%.3f s CPU)%s; "
+	       "peak RSS %ld MiB\n",
+	       nsamples, nstacks, kdepth, udepth, (cpu1 - cpu0) * 1e6 / (double)nsamples,
+	       wall2 - wall1, cpu2 - cpu1, err ? " FAILED" : "", peak_rss_kib() / 1024);
+	profile_outputs_free(outs);
+	proc_symbolizer_free(names.symbolizer);
+	stack_resolver_free(r);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) || err;
+}
