@@ -478,10 +478,16 @@ int recorder_finish(struct recorder *rec, const uint64_t counters[SP_CNT_MAX],
 	err = profile_outputs_write(rec->outputs);
 	err2 = record_summary_write(&in);
 	/* The index is made from summary.json: if it cannot be written, the
-	 * summary is written again to say so. */
+	 * summary is written again to say so, or removed (a summary that
+	 * says all is well would be wrong). */
 	if (!err2 && rec->cfg.opts->html && (in.index_error = run_index_write(rec->cfg.output_dir))) {
 		err2 = in.index_error;
-		record_summary_write(&in);
+		if (record_summary_write(&in)) {
+			char path[PATH_MAX];
+
+			snprintf(path, sizeof(path), "%s/summary.json", rec->cfg.output_dir);
+			unlink(path);
+		}
 	}
 	return err ? err : err2;
 }
