@@ -209,6 +209,9 @@ static void inspect_process(struct recorder *rec, struct process *p)
 	/* A JVM maps libjvm.so; its anonymous executable memory is JIT code. */
 	if (p->symbolizer && proc_symbolizer_maps_file(p->symbolizer, "libjvm.so"))
 		become_jvm(rec, p);
+	/* The ELF files last: a JVM's walker is on before its libraries load. */
+	if (p->symbolizer)
+		proc_symbolizer_load_files(p->symbolizer);
 	p->first_seen_ns = p->last_jvm_check_ns = monotonic_now();
 }
 

@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -280,6 +282,11 @@ struct kallsyms_loader {
 static void *load_in_background(void *arg)
 {
 	struct kallsyms_loader *l = arg;
+
+	/* Needed a resolve delay after the first samples: it must not slow
+	 * down what the first samples need at once (a JVM's inspection, which
+	 * turns its stack walker on). */
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
 
 	l->ks = kallsyms_load(l->path);
 	l->err = l->ks ? 0 : errno;

@@ -57,8 +57,9 @@ static bool exec_maps_kept(const struct proc_maps *old, const struct proc_maps *
 	return true;
 }
 
-/* Installs new maps and loads the files of their executable mappings. */
-static int install_maps(struct proc_symbolizer *ps, struct proc_maps *maps)
+/* Installs new maps and (load_files) loads the files of their executable
+ * mappings. */
+static int install_maps(struct proc_symbolizer *ps, struct proc_maps *maps, bool load_files)
 {
 	const struct binary **binaries = calloc(maps->count ? maps->count : 1, sizeof(*binaries));
 
@@ -70,7 +71,7 @@ static int install_maps(struct proc_symbolizer *ps, struct proc_maps *maps)
 	if (maps->bad_lines)
 		sp_debug("pid %d: %zu malformed or out-of-order lines in /proc/%d/maps skipped",
 			 (int)ps->pid, maps->bad_lines, (int)ps->pid);
-	for (size_t i = 0; i < maps->count; i++)
+	for (size_t i = 0; i < maps->count && load_files; i++)
 		if (maps->maps[i].kind == PROC_MAP_FILE && proc_map_is_exec(&maps->maps[i]))
 			binaries[i] = binary_cache_get(ps->cache, ps->pid, &maps->maps[i]);
 	/* A JVM maps and unmaps data all the time: the answers stay as long
@@ -85,6 +86,25 @@ static int install_maps(struct proc_symbolizer *ps, struct proc_maps *maps)
 }
 
 struct proc_symbolizer *proc_symbolizer_new(struct binary_cache *bc, pid_t pid)
+{
+	struct proc_symbolizer *ps = proc_symbolizer_new_maps(bc, pid);
+
+	if (ps)
+		proc_symbolizer_load_files(ps);
+	return ps;
+}
+
+void proc_symbolizer_load_files(struct proc_symbolizer *ps)
+{
+	const struct proc_maps *maps = ps->maps;
+
+	for (size_t i = 0; i < maps->count; i++)
+		if (!ps->binaries[i] && maps->maps[i].kind == PROC_MAP_FILE &&
+		    proc_map_is_exec(&maps->maps[i]))
+			ps->binaries[i] = binary_cache_get(ps->cache, ps->pid, &maps->maps[i]);
+}
+
+struct proc_symbolizer *proc_symbolizer_new_maps(struct binary_cache *bc, pid_t pid)
 {
 	struct proc_symbolizer *ps = calloc(1, sizeof(*ps));
 	struct proc_maps *maps;
@@ -103,7 +123,7 @@ struct proc_symbolizer *proc_symbolizer_new(struct binary_cache *bc, pid_t pid)
 		errno = err;
 		return NULL;
 	}
-	err = install_maps(ps, maps);
+	err = install_maps(ps, maps, false);
 	if (err) {
 		proc_maps_free(maps);
 		free(ps);
@@ -132,7 +152,7 @@ int proc_symbolizer_refresh(struct proc_symbolizer *ps)
 		proc_maps_free(maps);
 		return -ESRCH;
 	}
-	err = install_maps(ps, maps);
+	err = install_maps(ps, maps, true);
 	if (err) {
 		proc_maps_free(maps);
 		return err;

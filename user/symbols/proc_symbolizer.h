@@ -35,6 +35,13 @@ enum proc_sym_result {
  * bc.  NULL and errno: ESRCH when the process is gone. */
 struct proc_symbolizer *proc_symbolizer_new(struct binary_cache *bc, pid_t pid);
 
+/* The same in two steps: the maps now, the files when the caller has done
+ * what cannot wait (turning a JVM's stack walker on: loading every library
+ * of a JVM takes tens of milliseconds). Files not loaded are loaded when an
+ * address in them is first named. */
+struct proc_symbolizer *proc_symbolizer_new_maps(struct binary_cache *bc, pid_t pid);
+void proc_symbolizer_load_files(struct proc_symbolizer *ps);
+
 enum proc_sym_result proc_symbolizer_resolve(struct proc_symbolizer *ps, uint64_t addr,
 					     struct frame *out);
 

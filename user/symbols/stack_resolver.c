@@ -74,7 +74,7 @@ struct binary_cache *stack_resolver_binaries(struct stack_resolver *r)
 
 struct proc_symbolizer *stack_resolver_inspect(struct stack_resolver *r, pid_t pid)
 {
-	return proc_symbolizer_new(r->binaries, pid);
+	return proc_symbolizer_new_maps(r->binaries, pid);
 }
 
 const struct stack_resolver_stats *stack_resolver_get_stats(const struct stack_resolver *r)

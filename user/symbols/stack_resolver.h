@@ -42,9 +42,9 @@ void stack_resolver_free(struct stack_resolver *r);
 
 struct binary_cache *stack_resolver_binaries(struct stack_resolver *r);
 
-/* Reads what naming pid's frames needs while it is alive: its maps and
- * ELF files. NULL and errno (ESRCH: already gone; its frames will be
- * unnamed). */
+/* Reads pid's maps while it is alive; its ELF files are loaded by
+ * proc_symbolizer_load_files() (or when first needed). NULL and errno
+ * (ESRCH: already gone; its frames will be unnamed). */
 struct proc_symbolizer *stack_resolver_inspect(struct stack_resolver *r, pid_t pid);
 
 /* How one process's user addresses are named. */
