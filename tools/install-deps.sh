@@ -15,16 +15,20 @@ apt_packages="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config mak
 # The HTML pages' tests load them in headless Chromium (tests/integration/chromium.py).
 apt_packages="$apt_packages chromium"
 
-missing=""
-for p in $apt_packages; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-		missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-	echo "install-deps: installing$missing"
-	apt-get update -qq
-	apt-get install -y -qq $missing >/dev/null
-fi
+# Installs the Debian packages named that are not installed yet.
+install_missing() {
+	local missing="" p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+			missing="$missing $p"
+	done
+	if [ -n "$missing" ]; then
+		echo "install-deps: installing$missing"
+		apt-get update -qq
+		apt-get install -y -qq $missing >/dev/null
+	fi
+}
+install_missing $apt_packages
 
 if ! command -v javac >/dev/null 2>&1; then
 	echo "install-deps: installing a JDK"
@@ -113,17 +117,7 @@ fi
 # the runc runtime (crun refuses this host's hybrid cgroups), no default
 # ulimits (podman's default RLIMIT_NOFILE fails here), debootstrap for the
 # base image, and kubernetes-validate for the deploy/ manifests.
-container_packages="podman runc debootstrap"
-missing=""
-for p in $container_packages; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-		missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-	echo "install-deps: installing$missing"
-	apt-get update -qq
-	apt-get install -y -qq $missing >/dev/null
-fi
+install_missing podman runc debootstrap
 containers_conf=/etc/containers/containers.conf
 if ! grep -qs '^# sparkprof: runc, no default ulimits' "$containers_conf"; then
 	echo "install-deps: configuring podman ($containers_conf)"

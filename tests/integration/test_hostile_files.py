@@ -52,6 +52,26 @@ def nobody_jvm(jdks):
     shutil.rmtree(classes, ignore_errors=True)
 
 
+def record_past(tmp_path, jvm_pid, planted_path, seconds=3, min_jvm_samples=50):
+    """Records the node for `seconds` with planted_path in place (removed
+    after), checks the recording was not stalled or bloated by it and kept
+    the JVM's samples; returns summary.json."""
+    try:
+        proc, wall, rss_mib = record_measured(tmp_path / "out", "-a", "-d", seconds, timeout=60)
+    finally:
+        os.unlink(planted_path)
+    assert proc.returncode == 0, proc.stderr
+    summary = read_summary(tmp_path / "out")
+    # A blocked open never returns; an unblocked one ends within a second
+    # of -d, beyond the start-up summary.json reports.
+    assert wall < seconds + summary["startup_s"] + 1, (wall, summary["startup_s"])
+    assert rss_mib < RSS_BOUND_MIB, f"peak RSS {rss_mib:.0f} MiB"
+    stacks = read_folded(tmp_path / "out" / "all.folded")
+    assert sum(c for s, c in stacks.items() if s.startswith(f"java-{jvm_pid};")) > min_jvm_samples, \
+        "the JVM's samples were recorded"
+    return summary
+
+
 @pytest.mark.parametrize("planted", ["/tmp/perf-{pid}.map", "/tmp/sparkprof-{pid}.log"])
 def test_a_fifo_in_tmp_does_not_stall_the_recording(tmp_path, nobody_jvm, planted):
     path = planted.format(pid=nobody_jvm)
@@ -59,19 +79,7 @@ def test_a_fifo_in_tmp_does_not_stall_the_recording(tmp_path, nobody_jvm, plante
         os.unlink(path)
     subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
                     "mkfifo", path], check=True)
-    try:
-        proc, wall, rss_mib = record_measured(tmp_path / "out", "-a", "-d", "3", timeout=60)
-    finally:
-        os.unlink(path)
-    assert proc.returncode == 0, proc.stderr
-    # A blocked open never returns; an unblocked one ends within a second of
-    # -d, beyond the start-up summary.json reports.
-    summary = read_summary(tmp_path / "out")
-    assert wall < 3 + summary["startup_s"] + 1, (wall, summary["startup_s"])
-    assert rss_mib < RSS_BOUND_MIB, f"peak RSS {rss_mib:.0f} MiB"
-    stacks = read_folded(tmp_path / "out" / "all.folded")
-    assert sum(c for s, c in stacks.items() if s.startswith(f"java-{nobody_jvm};")) > 50, \
-        "the JVM's samples were recorded"
+    record_past(tmp_path, nobody_jvm, path)
 
 
 def plant_as_nobody(path, write):
@@ -99,22 +107,12 @@ def millions_of_lines(f):
                          for i in range(chunk * 100000, (chunk + 1) * 100000)))
 
 
-
-
 @pytest.mark.parametrize("planted", [sparse_gigabyte, millions_of_lines],
                          ids=["1GB-sparse", "3M-lines"])
 def test_a_huge_perf_map_costs_bounded_memory_and_time(tmp_path, nobody_jvm, planted):
     path = f"/tmp/perf-{nobody_jvm}.map"
     plant_as_nobody(path, planted)
-    try:
-        proc, wall, rss_mib = record_measured(tmp_path / "out", "-a", "-d", "3", timeout=60)
-    finally:
-        os.unlink(path)
-    assert proc.returncode == 0, proc.stderr
-    summary = read_summary(tmp_path / "out")
-    # Ends within a second of -d, beyond the start-up it reports.
-    assert wall < 3 + summary["startup_s"] + 1, (wall, summary["startup_s"])
-    assert rss_mib < RSS_BOUND_MIB, f"peak RSS {rss_mib:.0f} MiB"
+    summary = record_past(tmp_path, nobody_jvm, path)
     jvm = [p for p in summary["processes"] if p["pid"] == nobody_jvm]
     assert jvm and jvm[0]["jvm"], summary["processes"]
     perf_map = jvm[0]["perf_map"]
@@ -127,9 +125,6 @@ def test_a_huge_perf_map_costs_bounded_memory_and_time(tmp_path, nobody_jvm, pla
         # The last 8 MiB hold more lines than the entry bound.
         assert perf_map["entries"] == 128 * 1024 and perf_map["entries_dropped"] > 0, perf_map
         assert perf_map["bytes_skipped"] > 100_000_000, perf_map
-    stacks = read_folded(tmp_path / "out" / "all.folded")
-    assert sum(c for s, c in stacks.items() if s.startswith(f"java-{nobody_jvm};")) > 50, \
-        "the JVM's samples were recorded"
 
 
 @pytest.mark.parametrize("planted", ["/tmp/perf-{pid}.map", "/tmp/sparkprof-{pid}.log"])
@@ -144,15 +139,8 @@ def test_a_symlink_in_tmp_is_not_followed(tmp_path, nobody_jvm, planted):
         os.unlink(path)
     subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
                     "ln", "-s", str(secret), path], check=True)
-    try:
-        proc, wall, rss_mib = record_measured(tmp_path / "out", "-a", "-d", "2", timeout=60)
-    finally:
-        os.unlink(path)
-    assert proc.returncode == 0, proc.stderr
-    summary = read_summary(tmp_path / "out")
-    assert wall < 2 + summary["startup_s"] + 1, (wall, summary["startup_s"])
+    summary = record_past(tmp_path, nobody_jvm, path, seconds=2, min_jvm_samples=30)
     jvm = [p for p in summary["processes"] if p["pid"] == nobody_jvm]
     assert jvm and jvm[0]["jvm"] and jvm[0]["perf_map"] is None and not jvm[0]["helper"], jvm
     stacks = read_folded(tmp_path / "out" / "all.folded")
     assert not any("Secret." in s for s in stacks)
-    assert sum(c for s, c in stacks.items() if s.startswith(f"java-{nobody_jvm};")) > 30
