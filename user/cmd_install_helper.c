@@ -150,7 +150,7 @@ int cmd_install_helper(int argc, char **argv)
 	err = copy_into(fd, out);
 	close(fd);
 	/* Readable by the executors' users, whatever our umask. */
-	if (!err && fchmod(fileno(out), 0644))
+	if (!err && fchmod(af.fd, 0644))
 		err = -errno;
 	if (atomic_file_commit(&af, err))
 		return 1;

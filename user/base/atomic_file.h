@@ -8,7 +8,7 @@
 
 struct atomic_file {
 	FILE *file;
-	int fd;
+	int fd;            /* PATH.tmp (fileno(file) is -1: file writes through us) */
 	int write_errno;   /* the first failed write's errno: stdio forgets it */
 	char path[PATH_MAX];
 	char tmp[PATH_MAX];
