@@ -468,6 +468,12 @@ int rotation_finish(struct rotation *rot, const uint64_t counters[SP_CNT_MAX], u
 {
 	int err = 0, e;
 
+	/* Every record is in: intervals that the clock has ended are ended now,
+	 * without the idle margin (an idle node's last seconds would otherwise
+	 * be in no interval). */
+	while (end_ns > rot->current->end_ns)
+		if (advance(rot))
+			return -EIO;
 	if (rot->ended) {
 		err = interval_close(rot, rot->ended);
 		rot->ended = NULL;
