@@ -65,7 +65,7 @@ QUICK = dict(seconds=10, sweep_reps=1, freqs=[999, 4999, 9999], perf_freqs=[999,
              startup_reps=5, rss_seconds=60, rss_every=2, stop_seconds=20, spark_reps=2,
              spark_scale=1)
 FULL = dict(seconds=30, sweep_reps=3, freqs=[999, 4999, 9999], perf_freqs=[999, 9999],
-            startup_reps=10, rss_seconds=300, rss_every=5, stop_seconds=50, spark_reps=5,
+            startup_reps=10, rss_seconds=600, rss_every=10, stop_seconds=50, spark_reps=5,
             spark_scale=2)
 HOGS = 3  # extra hot_functions processes (2 busy threads each) for "under load"
 
