@@ -28,10 +28,6 @@ struct interval {
 	uint64_t records_too_late;     /* older than this interval, none open for them */
 };
 
-/* A ring-buffer poll that has filed records for this long returns to the
- * main loop (which checks SIGTERM and -d) even while records keep coming:
- * the first records of a new interval inspect every process again. */
-#define YIELD_AFTER_NS (500ULL * 1000000ULL)
 /* Without records (an idle node), intervals end and are written by the
  * clock this much later than records would have made them. */
 #define IDLE_MARGIN_NS (5ULL * 1000000000ULL)
@@ -39,7 +35,6 @@ struct interval {
 struct rotation {
 	struct rotation_config cfg;
 	uint64_t newest_record_ns;     /* the time of the newest record filed */
-	uint64_t last_tick_ns;
 	struct interval *current;
 	struct interval *ended;        /* taking late records until its close delay is over */
 	struct kallsyms *kernel_symbols; /* read once, shared by every interval */
@@ -315,7 +310,6 @@ int rotation_start(struct rotation *rot, uint64_t start_ns)
 	/* Interval boundaries count from here; the realtime anchor stays. */
 	rot->cfg.recorder.start_realtime_ns += start_ns - rot->cfg.recorder.start_monotonic_ns;
 	rot->cfg.recorder.start_monotonic_ns = start_ns;
-	rot->last_tick_ns = start_ns;
 	rot->current = interval_open(rot, start_ns, zero);
 	return rot->current ? 0 : -EIO;
 }
@@ -367,14 +361,6 @@ static int advance(struct rotation *rot)
 	rot->current = next;
 	prune(rot);
 	return 0;
-}
-
-static uint64_t monotonic_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* The time a record is filed by: a sample's own time; for an off-CPU
@@ -434,10 +420,6 @@ int rotation_on_record(void *ctx, const void *data, size_t size)
 	struct rotation *rot = ctx;
 
 	file_into(rot, data, size);
-	/* The record is filed (libbpf has consumed it); a negative value ends
-	 * this poll. */
-	if (rot->last_tick_ns && monotonic_now() - rot->last_tick_ns >= YIELD_AFTER_NS)
-		return ROTATION_YIELD;
 	return 0;
 }
 
@@ -445,7 +427,6 @@ int rotation_tick(struct rotation *rot, uint64_t now_ns)
 {
 	uint64_t delay = rot->cfg.close_delay_ns;
 
-	rot->last_tick_ns = now_ns;
 	/* Records end intervals (rotation_on_record); the clock only when
 	 * none came, with a margin: records queued in the ring buffer on a
 	 * busy node are older than the clock says. */

@@ -15,7 +15,6 @@
 #ifndef SPARKPROF_ROTATION_H
 #define SPARKPROF_ROTATION_H
 
-#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,13 +50,10 @@ void rotation_free(struct rotation *rot);
 /* The context the recorders' on_new_process/on_jvm callbacks get. */
 void rotation_set_callback_ctx(struct rotation *rot, void *ctx);
 
-/* The ring-buffer callback: files one record into its interval's recorder
- * (opening the next interval when the record is past the current one).
- * Samples are filed by their time, off-CPU intervals by their end. Returns
- * 0, or ROTATION_YIELD (after filing the record) when the poll has been
- * filing for a while since the last rotation_tick: the poll then returns
- * it, and the caller goes on polling after checking its stop conditions. */
-#define ROTATION_YIELD (-EAGAIN)
+/* Files one record (as sampler/drain_thread hands it over) into its
+ * interval's recorder, opening the next interval when the record is past
+ * the current one. Samples are filed by their time, off-CPU intervals by
+ * their end. Returns 0. */
 int rotation_on_record(void *rot, const void *data, size_t size);
 
 /* Drains the open recorders, opens the next interval when now has passed
