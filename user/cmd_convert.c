@@ -1,17 +1,16 @@
 /* cmd_convert.c - 'sparkprof convert': a folded file in other formats;
  * today pprof (profile.proto, gzip'd). */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/log.h"
+#include "cmd_folded_input.h"
 #include "commands.h"
 #include "output/flame_page.h"
 #include "output/flame_tree.h"
 #include "output/pprof.h"
-#include "record/run_index.h"
 
 static void usage(FILE *out)
 {
@@ -35,19 +34,6 @@ static void usage(FILE *out)
 		"  -h, --help           this text\n");
 }
 
-static int parse_u64(const char *what, const char *text, uint64_t *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoull(text, &end, 10);
-	if (errno || *end || end == text || !*out || *text == '-') {
-		sp_err("convert: %s '%s' is not a positive whole number", what, text);
-		return -1;
-	}
-	return 0;
-}
-
 int cmd_convert(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -69,8 +55,14 @@ int cmd_convert(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'f': format = optarg; break;
 		case 'k': kind = optarg; break;
-		case 'u': if (parse_u64("--unit-ns", optarg, &unit_ns)) return 2; break;
-		case 'F': if (parse_u64("--freq", optarg, &freq)) return 2; break;
+		case 'u':
+			if (cmd_parse_positive("convert", "--unit-ns", optarg, &unit_ns))
+				return 2;
+			break;
+		case 'F':
+			if (cmd_parse_positive("convert", "--freq", optarg, &freq))
+				return 2;
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -87,19 +79,8 @@ int cmd_convert(int argc, char **argv)
 		sp_err("convert: cannot tell the format from '%s': give --format pprof", out);
 		return 2;
 	}
-	flame_page_mode_for(argv[optind], 0, &mode, &po.multiplier);
-	if (kind) {
-		if (!strcmp(kind, "cpu"))
-			mode = FLAME_PAGE_CPU;
-		else if (!strcmp(kind, "wall"))
-			mode = FLAME_PAGE_WALL;
-		else if (!strcmp(kind, "offcpu"))
-			mode = FLAME_PAGE_OFFCPU, po.multiplier = 1000000;
-		else {
-			sp_err("convert: --kind '%s' is not cpu, wall or offcpu", kind);
-			return 2;
-		}
-	}
+	if (cmd_folded_input_kind("convert", argv[optind], kind, unit_ns, &mode, &po.multiplier))
+		return 2;
 	if (mode == FLAME_PAGE_CPU) {
 		po.multiplier = 1;
 		if (freq) {
@@ -110,16 +91,6 @@ int cmd_convert(int argc, char **argv)
 	} else {
 		po.sample_type = mode == FLAME_PAGE_WALL ? "wall" : "offcpu";
 		po.unit = "nanoseconds";
-		if (unit_ns)
-			po.multiplier = unit_ns;
-		if (mode == FLAME_PAGE_WALL && !unit_ns) {
-			po.multiplier = run_index_wall_unit_near(argv[optind]);
-			if (!po.multiplier) {
-				sp_err("convert: %s is a wall profile whose unit is unknown (no "
-				       "summary.json near it): give --unit-ns", argv[optind]);
-				return 2;
-			}
-		}
 	}
 	t = flame_tree_new();
 	if (!t) {

@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "cmd_folded_input.h"
 #include "commands.h"
 #include "output/flame_page.h"
 #include "output/flame_tree.h"
-#include "record/run_index.h"
 
 static void usage(FILE *out)
 {
@@ -65,12 +65,8 @@ int cmd_flame(int argc, char **argv)
 			}
 			break;
 		case 'u':
-			errno = 0;
-			unit_ns = strtoull(optarg, &end, 10);
-			if (errno || *end || end == optarg || !unit_ns || *optarg == '-') {
-				sp_err("flame: --unit-ns '%s' is not a positive whole number", optarg);
+			if (cmd_parse_positive("flame", "--unit-ns", optarg, &unit_ns))
 				return 2;
-			}
 			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -81,31 +77,8 @@ int cmd_flame(int argc, char **argv)
 		return 2;
 	}
 	in = argv[optind];
-	flame_page_mode_for(in, 0, &o.mode, &o.unit_ns);
-	if (kind) {
-		if (!strcmp(kind, "cpu")) {
-			o.mode = FLAME_PAGE_CPU;
-			o.unit_ns = 0;
-		} else if (!strcmp(kind, "wall")) {
-			o.mode = FLAME_PAGE_WALL;
-		} else if (!strcmp(kind, "offcpu")) {
-			o.mode = FLAME_PAGE_OFFCPU;
-			o.unit_ns = 1000000;
-		} else {
-			sp_err("flame: --kind '%s' is not cpu, wall or offcpu", kind);
-			return 2;
-		}
-	}
-	if (unit_ns)
-		o.unit_ns = unit_ns;
-	if (o.mode == FLAME_PAGE_WALL && !o.unit_ns) {
-		o.unit_ns = run_index_wall_unit_near(in);
-		if (!o.unit_ns) {
-			sp_err("flame: %s is a wall profile whose unit is unknown (no summary.json "
-			       "near it): give --unit-ns", in);
-			return 2;
-		}
-	}
+	if (cmd_folded_input_kind("flame", in, kind, unit_ns, &o.mode, &o.unit_ns))
+		return 2;
 	if (!out) {
 		size_t n = strlen(in);
 
