@@ -108,6 +108,28 @@ static void test_real(void)
 	kallsyms_free(ks);
 }
 
+/* The background loader finishes on its own (nothing joins it first), and
+ * says so without blocking: the recorder polls it rather than wait. */
+static void test_background(void)
+{
+	struct kallsyms_loader *l = kallsyms_load_start("/proc/kallsyms");
+	struct kallsyms *ks;
+	int polls = 0;
+
+	CHECK(kallsyms_load_done(NULL), "no loader: nothing to wait for");
+	CHECK(l != NULL, "the loader starts");
+	if (!l)
+		return;
+	while (!kallsyms_load_done(l) && polls++ < 60000)
+		usleep(1000);
+	CHECK(kallsyms_load_done(l), "done within a minute of polling (%d polls)", polls);
+	ks = kallsyms_load_wait(l);
+	CHECK(ks && kallsyms_count(ks) > 10000, "wait returns the loaded table");
+	kallsyms_free(ks);
+	CHECK(kallsyms_load_start("/nonexistent/kallsyms") == NULL && errno == ENOENT,
+	      "a missing file is said at start (ENOENT)");
+}
+
 /* An unprivileged reader may see only zeros (kptr_restrict, perf_event_paranoid):
  * then loading must fail with EACCES instead of naming frames wrongly. */
 static void test_unprivileged(void)
@@ -156,6 +178,7 @@ int main(void)
 {
 	test_synthetic();
 	test_real();
+	test_background();
 	test_unprivileged();
 	TAP_DONE();
 }

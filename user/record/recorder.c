@@ -432,6 +432,10 @@ void recorder_drain(struct recorder *rec, uint64_t now, bool flush_all)
 		rec->last_helper_poll_ns = now;
 		process_table_foreach(rec->processes, poll_jvm, &pc);
 	}
+	/* Naming waits for kernel symbols, taking records does not: a process
+	 * that starts and exits meanwhile must still be inspected alive. */
+	if (!flush_all && !stack_resolver_kernel_ready(rec->resolver))
+		return;
 	for (unsigned filed = 0; rec->head &&
 	     (flush_all || rec->head->arrival_ns + rec->cfg.resolve_delay_ns <= now); filed++) {
 		struct pending_record *pr = rec->head;

@@ -2,8 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,19 +276,18 @@ struct kallsyms_loader {
 	char *path;
 	struct kallsyms *ks;
 	int err;
+	atomic_bool done;
 };
 
+/* At the caller's priority: a low one starves behind busy executors for
+ * seconds, and nothing waits for it (kallsyms_load_done says when). */
 static void *load_in_background(void *arg)
 {
 	struct kallsyms_loader *l = arg;
 
-	/* Needed a resolve delay after the first samples: it must not slow
-	 * down what the first samples need at once (a JVM's inspection, which
-	 * turns its stack walker on). */
-	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
-
 	l->ks = kallsyms_load(l->path);
 	l->err = l->ks ? 0 : errno;
+	atomic_store(&l->done, true);
 	return NULL;
 }
 
@@ -320,6 +318,11 @@ fail:
 	free(l);
 	errno = err;
 	return NULL;
+}
+
+bool kallsyms_load_done(const struct kallsyms_loader *l)
+{
+	return !l || atomic_load(&l->done);
 }
 
 struct kallsyms *kallsyms_load_wait(struct kallsyms_loader *l)

@@ -9,6 +9,7 @@
 #ifndef SPARKPROF_KALLSYMS_H
 #define SPARKPROF_KALLSYMS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,10 +21,11 @@ struct kallsyms *kallsyms_load(const char *path);
 
 /* The same, on a thread of its own: parsing takes ~150 ms that need not
  * delay the first sample.  start checks the file can be opened (NULL with a
- * message and errno if not); wait returns what kallsyms_load would have,
- * and frees the loader. */
+ * message and errno if not); done says whether wait would return at once;
+ * wait returns what kallsyms_load would have, and frees the loader. */
 struct kallsyms_loader;
 struct kallsyms_loader *kallsyms_load_start(const char *path);
+bool kallsyms_load_done(const struct kallsyms_loader *loader);
 struct kallsyms *kallsyms_load_wait(struct kallsyms_loader *loader);
 
 /* Parses kallsyms text held in buf[0..len) (need not be NUL-terminated).

@@ -67,6 +67,11 @@ void stack_resolver_free(struct stack_resolver *r)
 	free(r);
 }
 
+bool stack_resolver_kernel_ready(const struct stack_resolver *r)
+{
+	return kallsyms_load_done(r->loading);
+}
+
 struct binary_cache *stack_resolver_binaries(struct stack_resolver *r)
 {
 	return r->binaries;

@@ -9,6 +9,7 @@
 #ifndef SPARKPROF_STACK_RESOLVER_H
 #define SPARKPROF_STACK_RESOLVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -39,6 +40,9 @@ struct stack_resolver *stack_resolver_new(void);
  * reading /proc/kallsyms costs about a second of CPU on a busy node). */
 struct stack_resolver *stack_resolver_new_sharing(const struct kallsyms *kernel);
 void stack_resolver_free(struct stack_resolver *r);
+/* Whether kernel symbols are loaded (or failed to), so resolving a kernel
+ * frame will not wait for them. */
+bool stack_resolver_kernel_ready(const struct stack_resolver *r);
 
 struct binary_cache *stack_resolver_binaries(struct stack_resolver *r);
 
