@@ -345,7 +345,7 @@ static void test_image(void)
 	const char *run, *name;
 	struct hotspot *hs;
 	struct fake f;
-	uint64_t lo, hi;
+	uint64_t lo, hi, cm_run;
 
 	im.buf = calloc(1, im.cap);
 	f = build_image(&im, 0);
@@ -380,6 +380,7 @@ static void test_image(void)
 	CHECK(!hotspot_method_name(hs, 0x7f0000000000ull, false), "an unreadable Method*: NULL");
 	CHECK(!hotspot_method_name(hs, 1ull << 60, false), "a kernel address: NULL");
 	/* Class unloading frees the Method*, a new one takes its place. */
+	cm_run = get64(&im, f.method_run + O_CONST_METHOD);
 	put64(&im, f.method_run + O_CONST_METHOD, f.cm_call);
 	CHECK(hotspot_method_name(hs, f.method_run, false) == run, "without revalidation: cached");
 	CHECK(hotspot_method_name(hs, f.method_run, true) == run,
@@ -388,6 +389,23 @@ static void test_image(void)
 	CHECK_STR(hotspot_method_name(hs, f.method_run, true), "sp/fake/Cls.call",
 		  "revalidated later: a reused Method* is renamed");
 	CHECK_STR(run, "sp/fake/Cls.run", "and the old name stays valid");
+	/* A walked stack: native frames, a recursion, the reused Method* again. */
+	{
+		uint64_t stack[] = { 0x401000, f.method_hidden | SP_USTACK_METHOD_TAG,
+				     f.method_hidden | SP_USTACK_METHOD_TAG,
+				     f.method_run | SP_USTACK_METHOD_TAG, 0x402000 };
+
+		put64(&im, f.method_run + O_CONST_METHOD, cm_run);
+		hotspot_read_methods(hs, stack, 5);
+		CHECK_STR(hotspot_method_name(hs, f.method_run, false), "sp/fake/Cls.call",
+			  "a stack read within 100 ms keeps the cached name");
+		usleep(110 * 1000);
+		hotspot_read_methods(hs, stack, 5);
+		CHECK_STR(hotspot_method_name(hs, f.method_run, false), "sp/fake/Cls.run",
+			  "a stack read later revalidates its methods: renamed back");
+		CHECK(hotspot_method_name(hs, f.method_run, false) == run,
+		      "to the interned copy of the first name");
+	}
 	put64(&im, f.method_run + O_CONST_METHOD, 0x7f0000000000ull);
 	usleep(110 * 1000);
 	CHECK(!hotspot_method_name(hs, f.method_run, true), "a Method* gone bad: NULL");

@@ -1115,7 +1115,8 @@ static int cache_still_valid(const struct hotspot *hs, const struct cache_entry 
 	return err ? err : cm == e->const_method;
 }
 
-const char *hotspot_method_name(struct hotspot *hs, uint64_t method, bool revalidate)
+/* now: when to revalidate a cached entry as of (0: not at all). */
+static const char *method_name(struct hotspot *hs, uint64_t method, uint64_t now)
 {
 	char buf[MAX_METHOD_NAME];
 	struct cache_entry *e;
@@ -1126,10 +1127,9 @@ const char *hotspot_method_name(struct hotspot *hs, uint64_t method, bool revali
 		return NULL;
 	e = cache_find(hs, method);
 	if (e) {
-		uint64_t now = revalidate ? monotonic_ns() : 0;
 		int valid = 1;
 
-		if (revalidate && now - e->checked_ns >= REVALIDATE_NS) {
+		if (now && now - e->checked_ns >= REVALIDATE_NS) {
 			valid = cache_still_valid(hs, e);
 			e->checked_ns = now;
 		}
@@ -1157,6 +1157,29 @@ const char *hotspot_method_name(struct hotspot *hs, uint64_t method, bool revali
 		cache_add(hs, method, cm, name);
 	}
 	return name;
+}
+
+const char *hotspot_method_name(struct hotspot *hs, uint64_t method, bool revalidate)
+{
+	return method_name(hs, method, revalidate ? monotonic_ns() : 0);
+}
+
+void hotspot_read_methods(struct hotspot *hs, const uint64_t *user, size_t n)
+{
+	uint64_t now = 0, last = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t method = user[i] & ~SP_USTACK_METHOD_TAG;
+
+		/* Recursion repeats a method: one look per run of it. */
+		if (!(user[i] & SP_USTACK_METHOD_TAG) || method == last)
+			continue;
+		/* The clock once per stack: per frame it cost more than the rest. */
+		if (!now)
+			now = monotonic_ns();
+		method_name(hs, method, now);
+		last = method;
+	}
 }
 
 void hotspot_free(struct hotspot *hs)

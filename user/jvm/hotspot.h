@@ -51,6 +51,11 @@ void hotspot_walker_info(const struct hotspot *hs, struct sp_hotspot_info *out);
  * gone. */
 const char *hotspot_method_name(struct hotspot *hs, uint64_t method, bool revalidate);
 
+/* Reads (and revalidates) the names of the interpreted frames among a
+ * walked user stack's n entries (those tagged SP_USTACK_METHOD_TAG) while
+ * the process still runs them. */
+void hotspot_read_methods(struct hotspot *hs, const uint64_t *user, size_t n);
+
 /* For tests and `sparkprof list`: the JDK major version seen (0 when
  * unknown), the interpreter's code [lo, hi), and how many Method*s the name
  * cache holds. */

@@ -162,11 +162,8 @@ bool java_process_walker_info(const struct java_process *jp, struct sp_hotspot_i
 
 void java_process_read_methods(struct java_process *jp, const uint64_t *user, size_t n)
 {
-	if (!jp->hotspot)
-		return;
-	for (size_t i = 0; i < n; i++)
-		if (user[i] & SP_USTACK_METHOD_TAG)
-			hotspot_method_name(jp->hotspot, user[i] & ~SP_USTACK_METHOD_TAG, true);
+	if (jp->hotspot)
+		hotspot_read_methods(jp->hotspot, user, n);
 }
 
 int java_process_name_method(void *ctx, uint64_t method, struct frame *out)
