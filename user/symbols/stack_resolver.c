@@ -11,6 +11,16 @@
 #include "symbols/proc_symbolizer.h"
 #include "symbols/stack_resolver.h"
 
+/* User frames already named in the stack being resolved: a recursion
+ * repeats its frames, and a deep stack is mostly recursion. */
+#define FRAME_MEMO_SLOTS 64
+struct frame_memo {
+	uint64_t addr;          /* the walked value: an address or a tagged Method* */
+	uint32_t stack;         /* which resolve call filled it */
+	uint32_t start, count;  /* its frames in that call's output */
+	struct stack_resolver_stats counted; /* what naming it added to the stats */
+};
+
 struct stack_resolver {
 	struct kallsyms_loader *loading;   /* our own table, until the first kernel frame */
 	const struct kallsyms *kallsyms;
@@ -18,6 +28,8 @@ struct stack_resolver {
 	struct binary_cache *binaries;
 	struct addr_cache kernel_names; /* each kernel address looked up once */
 	struct stack_resolver_stats stats;
+	struct frame_memo memo[FRAME_MEMO_SLOTS];
+	uint32_t stacks;                   /* resolve calls, for memo entries */
 };
 
 /* Most kernel addresses remembered (24 bytes each). */
@@ -152,6 +164,30 @@ static size_t resolve_user(struct stack_resolver *r, const struct user_names *na
 	}
 }
 
+static void stats_add(struct stack_resolver_stats *s, const struct stack_resolver_stats *d)
+{
+	s->user_frames += d->user_frames;
+	s->user_unknown += d->user_unknown;
+	s->jit_frames += d->jit_frames;
+	s->jit_unknown += d->jit_unknown;
+	s->interpreted_frames += d->interpreted_frames;
+	s->interpreted_unknown += d->interpreted_unknown;
+}
+
+/* What naming one user frame added (kernel counts do not change then). */
+static struct stack_resolver_stats stats_sub(const struct stack_resolver_stats *after,
+					     const struct stack_resolver_stats *before)
+{
+	return (struct stack_resolver_stats){
+		.user_frames = after->user_frames - before->user_frames,
+		.user_unknown = after->user_unknown - before->user_unknown,
+		.jit_frames = after->jit_frames - before->jit_frames,
+		.jit_unknown = after->jit_unknown - before->jit_unknown,
+		.interpreted_frames = after->interpreted_frames - before->interpreted_frames,
+		.interpreted_unknown = after->interpreted_unknown - before->interpreted_unknown,
+	};
+}
+
 size_t stack_resolver_resolve(struct stack_resolver *r, const struct user_names *names,
 			      uint64_t ts, const uint64_t *kernel, size_t nkernel,
 			      const uint64_t *user, size_t nuser, struct frame *out, size_t max)
@@ -183,12 +219,31 @@ size_t stack_resolver_resolve(struct stack_resolver *r, const struct user_names 
 		out[n].type = FRAME_KERNEL;
 		n++;
 	}
+	if (++r->stacks == 0) { /* wrapped: no entry may look current */
+		memset(r->memo, 0, sizeof(r->memo));
+		r->stacks = 1;
+	}
 	for (size_t i = 0; i < nuser && n < max; i++) {
-		if (user[i] & SP_USTACK_METHOD_TAG) {
-			out[n++] = resolve_method(r, names, user[i] & ~SP_USTACK_METHOD_TAG);
+		struct frame_memo *m = &r->memo[(user[i] >> 4 ^ user[i] >> 12) % FRAME_MEMO_SLOTS];
+		struct stack_resolver_stats before;
+		size_t start = n;
+
+		/* The innermost frame is looked up differently (not a return
+		 * address): it is never memoized. */
+		if (i > 0 && m->stack == r->stacks && m->addr == user[i] && m->count <= max - n) {
+			memcpy(out + n, out + m->start, m->count * sizeof(*out));
+			n += m->count;
+			stats_add(&r->stats, &m->counted);
 			continue;
 		}
-		n += resolve_user(r, names, user[i], i > 0, ts, out + n, max - n);
+		before = r->stats;
+		if (user[i] & SP_USTACK_METHOD_TAG)
+			out[n++] = resolve_method(r, names, user[i] & ~SP_USTACK_METHOD_TAG);
+		else
+			n += resolve_user(r, names, user[i], i > 0, ts, out + n, max - n);
+		if (i > 0)
+			*m = (struct frame_memo){ user[i], r->stacks, (uint32_t)start,
+						  (uint32_t)(n - start), stats_sub(&r->stats, &before) };
 	}
 	return n;
 }
