@@ -1,6 +1,10 @@
-/* stack_table.c - see stack_table.h.  Stacks sit one after another in one
- * frame array (no allocation per stack); an open-addressing index of ids,
- * at most half full, finds them by hash. */
+/* stack_table.c - see stack_table.h.  Stacks are paths in one tree: root
+ * label, then thread, then frames from the outermost in, so stacks that
+ * share their callers (a deep recursion differs only near its leaf) share
+ * their nodes.  A stack is found by its hash and checked frame by frame up
+ * its path; a new one adds only the nodes its callers' path lacks.  Two
+ * open-addressing indexes, at most half full: stacks by hash, and a node's
+ * children by (parent, name, type). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,20 +13,32 @@
 #include "base/stack_table.h"
 #include "base/string_pool.h"
 
+/* Node types above every frame type: the levels above the frames. */
+enum { NODE_ROOT = FRAME_TYPE_MAX + 1, NODE_THREAD };
+
+struct node {
+	const char *name;   /* frame name, or a pooled root/thread (NULL: none) */
+	uint32_t parent;    /* node id + 1; 0 for a root label */
+	uint8_t type;
+};
+
 struct stack_entry {
 	uint64_t hash;
-	const char *root, *thread;   /* pooled copies, or NULL */
-	size_t first;                /* index of the leaf frame in frames */
-	uint32_t n;
+	uint32_t node;      /* its innermost node */
+	uint32_t n;         /* frames */
 };
 
 struct stack_table {
 	struct stack_entry *entries;
 	size_t count, entries_cap;
-	struct frame *frames;
-	size_t nframes, frames_cap;
-	uint32_t *index;             /* id + 1, 0: empty; capacity a power of two */
+	uint32_t *index;             /* stack id + 1, 0: empty; a power of two */
 	size_t index_cap;
+	struct node *nodes;
+	size_t nnodes, nodes_cap;
+	uint32_t *children;          /* node id + 1, 0: empty; a power of two */
+	size_t children_cap;
+	struct frame *scratch;       /* what stack_table_get returns */
+	size_t scratch_cap;
 	struct string_pool *names;   /* roots and threads */
 };
 
@@ -46,8 +62,10 @@ void stack_table_free(struct stack_table *t)
 	if (!t)
 		return;
 	free(t->entries);
-	free(t->frames);
 	free(t->index);
+	free(t->nodes);
+	free(t->children);
+	free(t->scratch);
 	string_pool_free(t->names);
 	free(t);
 }
@@ -82,39 +100,90 @@ static int same_text(const char *a, const char *b)
 	return a == b || (a && b && !strcmp(a, b));
 }
 
+/* Whether stack e is root -> thread -> frames[n-1] ... frames[0]: its path
+ * read from the leaf up. */
 static int same_stack(const struct stack_table *t, const struct stack_entry *e, uint64_t hash,
 		      const char *root, const char *thread, const struct frame *frames, size_t n)
 {
-	const struct frame *f = t->frames + e->first;
+	const struct node *nd = &t->nodes[e->node];
 
-	if (e->hash != hash || e->n != n || !same_text(e->root, root) ||
-	    !same_text(e->thread, thread))
+	if (e->hash != hash || e->n != n)
 		return 0;
-	/* Field by field: a struct frame's padding is not part of its value. */
-	for (size_t i = 0; i < n; i++)
-		if (f[i].name != frames[i].name || f[i].type != frames[i].type)
+	for (size_t i = 0; i < n; i++, nd = &t->nodes[nd->parent - 1])
+		if (nd->name != frames[i].name || nd->type != frames[i].type)
 			return 0;
-	return 1;
+	return nd->type == NODE_THREAD && same_text(nd->name, thread) &&
+	       same_text(t->nodes[nd->parent - 1].name, root);
 }
 
-static int grow_index(struct stack_table *t)
+/* Doubles an index of ids + 1 whose slots key_of places. */
+static int grow_ids(uint32_t **index, size_t *cap, size_t count,
+		    uint64_t (*key_of)(const struct stack_table *, uint32_t),
+		    const struct stack_table *t)
 {
-	size_t cap = t->index_cap ? t->index_cap * 2 : 1024;
-	uint32_t *index = calloc(cap, sizeof(*index));
+	size_t ncap = *cap ? *cap * 2 : 1024;
+	uint32_t *n = calloc(ncap, sizeof(*n));
 
-	if (!index)
+	if (!n)
 		return -ENOMEM;
-	for (size_t id = 0; id < t->count; id++) {
-		size_t i = t->entries[id].hash & (cap - 1);
+	for (size_t id = 0; id < count; id++) {
+		size_t i = key_of(t, (uint32_t)id) & (ncap - 1);
 
-		while (index[i])
-			i = (i + 1) & (cap - 1);
-		index[i] = (uint32_t)id + 1;
+		while (n[i])
+			i = (i + 1) & (ncap - 1);
+		n[i] = (uint32_t)id + 1;
 	}
-	free(t->index);
-	t->index = index;
-	t->index_cap = cap;
+	free(*index);
+	*index = n;
+	*cap = ncap;
 	return 0;
+}
+
+static uint64_t stack_key(const struct stack_table *t, uint32_t id)
+{
+	return t->entries[id].hash;
+}
+
+static uint64_t child_hash(uint32_t parent, const char *name, unsigned type)
+{
+	return mix(mix(parent, (uint64_t)(uintptr_t)name), type);
+}
+
+static uint64_t node_key(const struct stack_table *t, uint32_t id)
+{
+	const struct node *nd = &t->nodes[id];
+
+	return child_hash(nd->parent, nd->name, nd->type);
+}
+
+/* The id + 1 of parent's child (name, type), added if new; 0 when out of
+ * memory or ids. */
+static uint32_t child(struct stack_table *t, uint32_t parent, const char *name, unsigned type)
+{
+	uint64_t h = child_hash(parent, name, type);
+	size_t i;
+
+	if (t->children_cap) {
+		for (i = h & (t->children_cap - 1); t->children[i];
+		     i = (i + 1) & (t->children_cap - 1)) {
+			const struct node *nd = &t->nodes[t->children[i] - 1];
+
+			if (nd->parent == parent && nd->name == name && nd->type == type)
+				return t->children[i];
+		}
+	}
+	if (t->nnodes >= UINT32_MAX - 1)
+		return 0;
+	if ((t->nnodes + 1) * 2 > t->children_cap &&
+	    grow_ids(&t->children, &t->children_cap, t->nnodes, node_key, t))
+		return 0;
+	if (grow_array((void **)&t->nodes, &t->nodes_cap, t->nnodes + 1, sizeof(*t->nodes)))
+		return 0;
+	t->nodes[t->nnodes] = (struct node){ name, parent, (uint8_t)type };
+	for (i = h & (t->children_cap - 1); t->children[i]; i = (i + 1) & (t->children_cap - 1))
+		;
+	t->children[i] = (uint32_t)++t->nnodes;
+	return t->children[i];
 }
 
 static const char *pooled(struct stack_table *t, const char *s, int *failed)
@@ -134,6 +203,7 @@ int64_t stack_table_intern(struct stack_table *t, const char *root, const char *
 {
 	uint64_t hash = stack_hash(root, thread, frames, n);
 	struct stack_entry *e;
+	uint32_t node;
 	int failed = 0;
 	size_t i;
 
@@ -146,22 +216,27 @@ int64_t stack_table_intern(struct stack_table *t, const char *root, const char *
 				return t->index[i] - 1;
 		}
 	}
-	if ((t->count + 1) * 2 > t->index_cap && grow_index(t))
+	if ((t->count + 1) * 2 > t->index_cap &&
+	    grow_ids(&t->index, &t->index_cap, t->count, stack_key, t))
 		return -ENOMEM;
+	/* Room to read the stack back, so that stack_table_get cannot fail. */
 	if (grow_array((void **)&t->entries, &t->entries_cap, t->count + 1, sizeof(*t->entries)) ||
-	    grow_array((void **)&t->frames, &t->frames_cap, t->nframes + n, sizeof(*t->frames)))
+	    grow_array((void **)&t->scratch, &t->scratch_cap, n ? n : 1, sizeof(*t->scratch)))
 		return -ENOMEM;
-	e = &t->entries[t->count];
-	e->hash = hash;
-	e->root = pooled(t, root, &failed);
-	e->thread = pooled(t, thread, &failed);
+	root = pooled(t, root, &failed);
+	thread = pooled(t, thread, &failed);
 	if (failed)
 		return -ENOMEM;
-	e->first = t->nframes;
-	e->n = (uint32_t)n;
-	for (size_t k = 0; k < n; k++)
-		t->frames[t->nframes + k] = frames[k];
-	t->nframes += n;
+	/* Pooled texts are compared by pointer from here on. */
+	node = child(t, 0, root, NODE_ROOT);
+	if (node)
+		node = child(t, node, thread, NODE_THREAD);
+	for (size_t k = n; k-- > 0 && node;)
+		node = child(t, node, frames[k].name, frames[k].type);
+	if (!node)
+		return -ENOMEM;
+	e = &t->entries[t->count];
+	*e = (struct stack_entry){ hash, node - 1, (uint32_t)n };
 	for (i = hash & (t->index_cap - 1); t->index[i]; i = (i + 1) & (t->index_cap - 1))
 		;
 	t->index[i] = (uint32_t)t->count + 1;
@@ -173,19 +248,23 @@ size_t stack_table_count(const struct stack_table *t)
 	return t->count;
 }
 
-void stack_table_get(const struct stack_table *t, uint32_t id, const char **root,
+void stack_table_get(struct stack_table *t, uint32_t id, const char **root,
 		     const char **thread, const struct frame **frames, size_t *n)
 {
 	const struct stack_entry *e = &t->entries[id];
+	const struct node *nd = &t->nodes[e->node];
 
-	*root = e->root;
-	*thread = e->thread;
-	*frames = t->frames + e->first;
-	*n = e->n;
+	*n = 0;
+	for (; nd->type < NODE_ROOT; nd = &t->nodes[nd->parent - 1])
+		t->scratch[(*n)++] = (struct frame){ nd->name, nd->type };
+	*frames = t->scratch;
+	*thread = nd->name;
+	*root = t->nodes[nd->parent - 1].name;
 }
 
 size_t stack_table_memory(const struct stack_table *t)
 {
 	return sizeof(*t) + t->entries_cap * sizeof(*t->entries) +
-	       t->frames_cap * sizeof(*t->frames) + t->index_cap * sizeof(*t->index);
+	       t->index_cap * sizeof(*t->index) + t->nodes_cap * sizeof(*t->nodes) +
+	       t->children_cap * sizeof(*t->children) + t->scratch_cap * sizeof(*t->scratch);
 }

@@ -10,7 +10,9 @@
  * print text merge them.
  *
  * Interning a stack already seen allocates nothing, so the outputs can add
- * a sample per stack id instead of copying it.
+ * a sample per stack id instead of copying it.  Stacks that share callers
+ * share their storage: a new stack costs only the frames where it departs
+ * from those seen before (deep recursions differ near their leaves).
  */
 #ifndef SPARKPROF_STACK_TABLE_H
 #define SPARKPROF_STACK_TABLE_H
@@ -35,8 +37,8 @@ int64_t stack_table_intern(struct stack_table *t, const char *root, const char *
 size_t stack_table_count(const struct stack_table *t);
 
 /* Stack id's parts (id < stack_table_count()); valid until the table is
- * freed, except frames, which stay valid only until the next intern. */
-void stack_table_get(const struct stack_table *t, uint32_t id, const char **root,
+ * freed, except frames, which stay valid only until the next get or intern. */
+void stack_table_get(struct stack_table *t, uint32_t id, const char **root,
 		     const char **thread, const struct frame **frames, size_t *n);
 
 /* Heap bytes the table uses, for summaries and benchmarks. */

@@ -177,7 +177,7 @@ size_t folded_profile_memory(const struct folded_profile *p)
 }
 
 /* One stack's line, without the count. */
-static int stack_text(const struct stack_table *stacks, uint32_t id, char *line)
+static int stack_text(struct stack_table *stacks, uint32_t id, char *line)
 {
 	const char *root, *thread;
 	const struct frame *frames;
