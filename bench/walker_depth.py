@@ -8,10 +8,18 @@ BPF run-time statistics (kernel.bpf_stats_enabled, bpftool). The same JVM
 without the walker's layout (plain bpf_get_stack, 127 frames at most) is in
 the last column (`record --no-java-walker`).
 
+Beside it, sparkprof's own CPU per sample on the steady path: two
+recordings of the same JVM, of 2 s and of 2 + N s, and the difference of
+their user+sys CPU over the difference of their samples (start-up cancels
+out).
+
 Usage: bench/walker_depth.py [--seconds N] [--depths 32,128,512,2048]
+                             [--sparkprof PATH] (another build, to compare)
 """
 import argparse
+import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -34,20 +42,32 @@ def jdk_homes():
             and not os.path.islink(os.path.join(jvms, d))]
 
 
-def measure(jdk, classes, depth, mode, seconds, record_args):
+def record_cpu(sparkprof, pid, seconds, record_args, out):
+    """One recording of pid: (its user+sys CPU seconds, samples)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([sparkprof, "record", "-p", str(pid), "-F", "999", "-d", str(seconds),
+                    "-o", out, *record_args], check=True, capture_output=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with open(os.path.join(out, "summary.json")) as f:
+        samples = json.load(f)["samples"]
+    return (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, samples)
+
+
+def measure(sparkprof, jdk, classes, depth, mode, seconds, record_args):
     args = [os.path.join(jdk, "bin", "java"), "-XX:+PreserveFramePointer", "-Xss256m"]
     if mode == "interpreted":
         args.append("-Xint")
-    args += ["-cp", classes, "JavaStacks", "deep", str(seconds + 6), str(depth)]
+    args += ["-cp", classes, "JavaStacks", "deep", str(seconds + 12), str(depth)]
     jvm = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
     pid = int(jvm.stdout.readline().split()[1])
     jvm.stdout.readline()  # ready
     time.sleep(2)
+    with tempfile.TemporaryDirectory() as short_out:
+        short_cpu, short_samples = record_cpu(sparkprof, pid, 2, record_args, short_out)
     stats = BpfStats("sample_cpu")
     stats.start()
     with tempfile.TemporaryDirectory() as out:
-        subprocess.run([SPARKPROF, "record", "-p", str(pid), "-F", "999", "-d", str(seconds),
-                        "-o", out, *record_args], check=True, capture_output=True)
+        cpu, samples = record_cpu(sparkprof, pid, 2 + seconds, record_args, out)
         frames = []
         with open(os.path.join(out, "all.folded")) as f:
             for line in f:
@@ -58,13 +78,15 @@ def measure(jdk, classes, depth, mode, seconds, record_args):
     jvm.kill()
     jvm.wait()
     run_ns, runs = stats.last or (0, 1)
-    return run_ns / runs / 1000, statistics.median(frames) if frames else 0
+    steady_us = (cpu - short_cpu) / max(samples - short_samples, 1) * 1e6
+    return run_ns / runs / 1000, steady_us, statistics.median(frames) if frames else 0
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=int, default=6)
     ap.add_argument("--depths", default="32,128,512,2048")
+    ap.add_argument("--sparkprof", default=SPARKPROF, help="the sparkprof binary to measure")
     opts = ap.parse_args()
     subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"], check=True)
     try:
@@ -72,15 +94,17 @@ def main():
             with tempfile.TemporaryDirectory() as classes:
                 subprocess.run([os.path.join(jdk, "bin", "javac"), "-d", classes, JAVA_SRC],
                                check=True)
-                print(f"\n{os.path.basename(jdk)}: handler µs per sample (median frames named per sample)")
+                print(f"\n{os.path.basename(jdk)}: BPF handler µs / sparkprof steady user+sys µs "
+                      "per sample (median frames named per sample)")
                 print("| Java depth | interpreted, walker | compiled, walker | compiled, frame pointers only |")
                 print("|---|---|---|---|")
                 for depth in map(int, opts.depths.split(",")):
                     cells = []
                     for mode, args in (("interpreted", []), ("compiled", []),
                                        ("compiled", ["--no-java-walker"])):
-                        us, frames = measure(jdk, classes, depth, mode, opts.seconds, args)
-                        cells.append(f"{us:.1f} ({frames:.0f})")
+                        us, user_us, frames = measure(opts.sparkprof, jdk, classes, depth, mode,
+                                                      opts.seconds, args)
+                        cells.append(f"{us:.1f} / {user_us:.1f} ({frames:.0f})")
                     print(f"| {depth} | " + " | ".join(cells) + " |", flush=True)
     finally:
         subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=0"])
