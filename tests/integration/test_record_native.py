@@ -89,6 +89,33 @@ def test_summary_describes_the_recording(node_recording):
     assert by_pid[node_recording["long"]]["comm"] == "hot_functions"
 
 
+def test_duration_is_kept_with_every_cpu_busy(tmp_path):
+    """Loading kernel symbols must not hold the loop up when busy work
+    starves low-priority threads: -d ends the recording on time, and a
+    process that starts and exits meanwhile is still named."""
+    hogs = [start_prog("hot_functions", 12)[0] for _ in range(3)]
+    try:
+        time.sleep(0.5)
+        rec = subprocess.Popen([SPARKPROF, "record", "-o", str(tmp_path), "-a", "-F", "999",
+                                "-d", "3"], stderr=subprocess.PIPE, text=True)
+        started = time.monotonic()
+        time.sleep(0.3)
+        short, short_pid = start_prog("hot_functions", 1)
+        wait_gone(short)
+        _, stderr = rec.communicate(timeout=60)
+        wall = time.monotonic() - started
+    finally:
+        for h in hogs:
+            h.kill()
+            wait_gone(h)
+    assert rec.returncode == 0, stderr
+    summary = read_summary(tmp_path)
+    assert wall < 3 + summary["startup_s"] + 1.5, (wall, summary["startup_s"])
+    assert summary["duration_s"] < 4, summary["duration_s"]
+    stacks = read_folded(tmp_path / "all.folded")
+    assert samples_with(stacks, "burn_heavy", root=f"hot_functions-{short_pid}") > 20
+
+
 def test_pid_filter_leaves_other_processes_out(tmp_path):
     wanted, wanted_pid = start_prog("hot_functions", 5)
     other, other_pid = start_prog("hot_functions", 5)
