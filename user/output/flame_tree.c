@@ -23,7 +23,12 @@ struct flame_tree {
 	size_t nnames, names_cap;
 	flame_type_hint hint;
 	void *hint_ctx;
+	/* The hint's answer per name and suffix type (together: the frame's
+	 * text), asked once: HINT_UNASKED, -1 (none) or a type. */
+	int8_t (*hinted)[FLAME_TYPES];
 };
+
+#define HINT_UNASKED (-2)
 
 static bool is_java_ident(char c)
 {
@@ -113,6 +118,7 @@ void flame_tree_free(struct flame_tree *t)
 	strmap_free(t->name_ids, NULL);
 	string_pool_free(t->pool);
 	free(t->names);
+	free(t->hinted);
 	free(t);
 }
 
@@ -122,26 +128,41 @@ void flame_tree_set_type_hint(struct flame_tree *t, flame_type_hint hint, void *
 	t->hint_ctx = ctx;
 }
 
+/* Room for one more name and its hint answers. */
+static int grow_names(struct flame_tree *t)
+{
+	size_t cap = t->names_cap ? t->names_cap * 2 : 256;
+	const char **names = realloc(t->names, cap * sizeof(*names));
+	int8_t (*hinted)[FLAME_TYPES];
+
+	if (!names)
+		return -ENOMEM;
+	t->names = names;
+	hinted = realloc(t->hinted, cap * sizeof(*hinted));
+	if (!hinted)
+		return -ENOMEM;
+	memset(hinted + t->names_cap, HINT_UNASKED, (cap - t->names_cap) * sizeof(*hinted));
+	t->hinted = hinted;
+	t->names_cap = cap;
+	return 0;
+}
+
 static int name_id(struct flame_tree *t, const char *s, size_t len, uint32_t *id)
 {
 	int inserted;
-	void **slot = strmap_slot(t->name_ids, s, len, &inserted);
+	void **slot;
 
+	/* Room first, so that a name in the map always has its id. */
+	if (t->nnames == t->names_cap && grow_names(t))
+		return -ENOMEM;
+	slot = strmap_slot(t->name_ids, s, len, &inserted);
 	if (!slot)
 		return -ENOMEM;
-	if (!inserted) {
+	if (*slot) {
 		*id = (uint32_t)((uintptr_t)*slot - 1);
 		return 0;
 	}
-	if (t->nnames == t->names_cap) {
-		size_t cap = t->names_cap ? t->names_cap * 2 : 256;
-		const char **names = realloc(t->names, cap * sizeof(*names));
-
-		if (!names)
-			return -ENOMEM;
-		t->names = names;
-		t->names_cap = cap;
-	}
+	/* New (or left without an id by a failed copy: tried again). */
 	t->names[t->nnames] = string_pool_intern(t->pool, s, len);
 	if (!t->names[t->nnames])
 		return -ENOMEM;
@@ -246,13 +267,19 @@ int flame_tree_add_stack(struct flame_tree *t, const char *stack, size_t len, ui
 			f = "[unknown]";
 			flen = strlen(f);
 		}
-		if (t->hint)
-			type = t->hint(f, flen, t->hint_ctx);
-		if (type < 0 || type >= FLAME_TYPES)
-			type = flame_frame_type(f, flen, &nlen);
-		else
-			flame_frame_type(f, flen, &nlen);
+		type = flame_frame_type(f, flen, &nlen);
 		err = name_id(t, f, nlen, &id);
+		if (!err && t->hint) {
+			int8_t *hinted = &t->hinted[id][type];
+
+			if (*hinted == HINT_UNASKED) {
+				int h = t->hint(f, flen, t->hint_ctx);
+
+				*hinted = (int8_t)(h >= 0 && h < FLAME_TYPES ? h : -1);
+			}
+			if (*hinted >= 0)
+				type = *hinted;
+		}
 		if (!err)
 			err = child(t, node, id, (uint8_t)type, &node);
 		if (err)
