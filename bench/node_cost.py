@@ -279,10 +279,17 @@ def bench_sampling(cfg, work):
         try:
             for rep in range(cfg["sweep_reps"]):
                 for freq in cfg["freqs"]:
-                    wl = start_hot(NCPU, seconds + 30)
+                    wl = start_hot(NCPU, seconds + 60)
                     try:
                         with LoadMonitor() as lm:
                             r = run_sparkprof_fixed(freq, seconds, os.path.join(work, "sp"))
+                        # A 2 s recording beside it: the difference is the
+                        # steady path, start-up and writing cancel out.
+                        if freq in cfg["perf_freqs"]:
+                            short = run_sparkprof_fixed(freq, 2, os.path.join(work, "sp"))
+                            r["steady_us"] = ((r["cpu_s"] - short["cpu_s"]) * 1e6 /
+                                              max(r["samples"] + r["idle"] - short["samples"]
+                                                  - short["idle"], 1))
                     finally:
                         stop_procs(wl)
                     r["load"] = (lm.runnable, lm.loadavg)
@@ -597,27 +604,24 @@ def report(mode, m, res):
          "a shared VM with other jobs on it. Load = mean runnable tasks during the measurement / "
          "1-minute load average at its end. Figures are median (min–max) over repetitions.", ""]
     samp = res.get("sampling")
-    st = res.get("startup")
-    # start-up CPU (a 1 s recording), to show the per-sample cost without it
-    start_cpu = med([r["cpu_s"] for r in st]) if st else None
     if samp:
         L += ["## 1. CPU per sample, sparkprof against `perf record -g` + `perf script`", "",
               f"One hot_functions per CPU, whole node (`-a`); under load {HOGS} more "
               "(2 busy threads each). sparkprof: its process's user+sys CPU (start-up and "
               "output writing included) / samples; BPF handler run time per run beside it. "
               "perf: `perf record -g -a` CPU + `perf script` CPU / samples. "
-              + (f"'without start-up' subtracts sparkprof's start-up CPU first (the median "
-                 f"CPU of a whole 1 s recording in part 3: {start_cpu:.2f} s)." if st else ""),
+              "'steady' is the difference between this recording and a 2 s one made "
+              "right after it, over the difference of their samples (start-up and "
+              "writing cancel out).",
               "",
-              "| condition | Hz | sparkprof user+sys µs/sample | without start-up | BPF µs/run | "
+              "| condition | Hz | sparkprof user+sys µs/sample | steady | BPF µs/run | "
               "perf record µs/sample | perf script µs/sample | perf total µs/sample | load |",
               "|---|---|---|---|---|---|---|---|---|"]
         for cond in ("quiet", "loaded"):
             for freq in sorted({p["freq"] for p in samp[cond]["perf"]}):
                 sp = [r for r in samp[cond]["sparkprof"] if r["freq"] == freq]
                 pf = [r for r in samp[cond]["perf"] if r["freq"] == freq]
-                steady = ([(r["cpu_s"] - start_cpu) * 1e6 / max(r["samples"] + r["idle"], 1)
-                           for r in sp] if st else [])
+                steady = [r["steady_us"] for r in sp if "steady_us" in r]
                 L.append(f"| {cond_name(cond)} | {freq} | {spread([r['user_us'] for r in sp])} | "
                          f"{spread(steady)} | {spread([r['bpf_us'] for r in sp], '{:.2f}')} | "
                          f"{spread([r['record_us'] for r in pf])} | "
@@ -638,6 +642,7 @@ def report(mode, m, res):
                          f"{spread([r['total'] / r['duration_s'] / NCPU for r in sp], '{:.0f}')} | "
                          f"{spread([r['user_us'] for r in sp])} | "
                          f"{load_cell([r['load'] for r in sp])} |")
+    st = res.get("startup")
     if st:
         L += ["", "## 3. Start to first sample", "",
               "From exec of `sparkprof record -a -F 999` (both CPUs busy): to its "

@@ -309,19 +309,66 @@ out:
 	return err;
 }
 
-/* Indexes the frames of every stack of p by their text. */
+/* A frame name (by pointer; kernel frames read differently) and the types
+ * it was seen with. */
+struct name_types {
+	const char *name;
+	bool kernel;
+	uint32_t mask;
+};
+
+static size_t name_slot(const struct name_types *seen, size_t cap, const char *name, bool kernel)
+{
+	size_t i = (size_t)(((uintptr_t)name >> 3 ^ kernel) * 0x9e3779b97f4a7c15ull >> 20) &
+		   (cap - 1);
+
+	while (seen[i].mask && (seen[i].name != name || seen[i].kernel != kernel))
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+static int add_name(struct name_types **seen, size_t *cap, size_t *used, const struct frame *f)
+{
+	bool kernel = f->type == FRAME_KERNEL;
+	size_t i;
+
+	if ((*used + 1) * 2 > *cap) {
+		size_t ncap = *cap ? *cap * 2 : 1024;
+		struct name_types *n = calloc(ncap, sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		for (size_t k = 0; k < *cap; k++)
+			if ((*seen)[k].mask)
+				n[name_slot(n, ncap, (*seen)[k].name, (*seen)[k].kernel)] = (*seen)[k];
+		free(*seen);
+		*seen = n;
+		*cap = ncap;
+	}
+	i = name_slot(*seen, *cap, f->name, kernel);
+	if (!(*seen)[i].mask) {
+		(*seen)[i] = (struct name_types){ f->name, kernel, 0 };
+		(*used)++;
+	}
+	(*seen)[i].mask |= 1u << f->type;
+	return 0;
+}
+
+/* Indexes the frames of every stack of p by their text: by name pointer
+ * first, then each distinct name's text once. */
 static int index_types(const struct folded_profile *p)
 {
 	struct type_index *ti = p->types;
 	char *text = malloc(FOLDED_LINE_MAX);
+	struct name_types *seen = NULL;
+	size_t cap = 0, used = 0;
+	int err = 0;
 
-	if (!text)
-		return -ENOMEM;
-	if (!ti->mask && !(ti->mask = strmap_new())) {
+	if (!text || (!ti->mask && !(ti->mask = strmap_new()))) {
 		free(text);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < p->cap; i++) {
+	for (size_t i = 0; i < p->cap && !err; i++) {
 		const char *root, *thread;
 		const struct frame *frames;
 		size_t n;
@@ -329,24 +376,27 @@ static int index_types(const struct folded_profile *p)
 		if (!p->slots[i].key)
 			continue;
 		stack_table_get(p->stacks, p->slots[i].key - 1, &root, &thread, &frames, &n);
-		for (size_t f = 0; f < n; f++) {
-			int len = folded_frame_text(text, 0, FOLDED_LINE_MAX, &frames[f]);
-			int inserted;
-			void **slot;
-
-			if (len <= 0)
-				continue;
-			slot = strmap_slot(ti->mask, text, (size_t)len, &inserted);
-			if (!slot) {
-				free(text);
-				return -ENOMEM;
-			}
-			*slot = (void *)((uintptr_t)*slot | 1u << frames[f].type);
-		}
+		for (size_t f = 0; f < n && !err; f++)
+			err = add_name(&seen, &cap, &used, &frames[f]);
 	}
+	for (size_t i = 0; i < cap && !err; i++) {
+		struct frame f = { seen[i].name, seen[i].kernel ? FRAME_KERNEL : FRAME_NATIVE };
+		int inserted, len;
+		void **slot;
+
+		if (!seen[i].mask || (len = folded_frame_text(text, 0, FOLDED_LINE_MAX, &f)) <= 0)
+			continue;
+		slot = strmap_slot(ti->mask, text, (size_t)len, &inserted);
+		if (!slot)
+			err = -ENOMEM;
+		else
+			*slot = (void *)((uintptr_t)*slot | seen[i].mask);
+	}
+	free(seen);
 	free(text);
-	ti->current = true;
-	return 0;
+	if (!err)
+		ti->current = true;
+	return err;
 }
 
 int folded_profile_frame_type(const struct folded_profile *p, const char *text, size_t len)
