@@ -283,10 +283,12 @@ def test_record_writes_pages_and_index_links_them(tmp_path, browser):
     assert {"[on CPU]", "[sleeping]"} <= states <= {"[on CPU]", "[preempted]", "[sleeping]",
                                                     "[uninterruptible]", "[other state]"}
     assert all(f["type"] == "thread state" for f in frames if f["depth"] == 1)
+    # (a sample can catch it on CPU, entering or leaving its sleep)
     sleeping = [f for f in frames if f["name"] == "sleep_phase" and f["depth"] > 1]
-    assert sleeping and all(
-        by_name(frames, "[sleeping]")[0]["x"] <= f["x"] < by_name(frames, "[sleeping]")[0]["x"] +
-        by_name(frames, "[sleeping]")[0]["width"] for f in sleeping), "sleep_phase is asleep"
+    asleep = by_name(frames, "[sleeping]")[0]
+    under = sum(f["width"] for f in sleeping if asleep["x"] <= f["x"] < asleep["x"] + asleep["width"])
+    assert sleeping and under >= 0.95 * sum(f["width"] for f in sleeping), \
+        ("sleep_phase is asleep", sleeping)
     burning = [f for f in frames if f["name"] == "burn_phase"]
     oncpu = by_name(frames, "[on CPU]")[0]
     assert any(oncpu["x"] <= f["x"] < oncpu["x"] + oncpu["width"] for f in burning)
