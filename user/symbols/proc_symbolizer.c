@@ -57,9 +57,8 @@ static bool exec_maps_kept(const struct proc_maps *old, const struct proc_maps *
 	return true;
 }
 
-/* Installs new maps and (load_files) loads the files of their executable
- * mappings. */
-static int install_maps(struct proc_symbolizer *ps, struct proc_maps *maps, bool load_files)
+/* Installs new maps; their files are loaded by proc_symbolizer_load_files. */
+static int install_maps(struct proc_symbolizer *ps, struct proc_maps *maps)
 {
 	const struct binary **binaries = calloc(maps->count ? maps->count : 1, sizeof(*binaries));
 
@@ -71,9 +70,6 @@ static int install_maps(struct proc_symbolizer *ps, struct proc_maps *maps, bool
 	if (maps->bad_lines)
 		sp_debug("pid %d: %zu malformed or out-of-order lines in /proc/%d/maps skipped",
 			 (int)ps->pid, maps->bad_lines, (int)ps->pid);
-	for (size_t i = 0; i < maps->count && load_files; i++)
-		if (maps->maps[i].kind == PROC_MAP_FILE && proc_map_is_exec(&maps->maps[i]))
-			binaries[i] = binary_cache_get(ps->cache, ps->pid, &maps->maps[i]);
 	/* A JVM maps and unmaps data all the time: the answers stay as long
 	 * as the executable mappings they came from are still there. */
 	if (!ps->maps || !exec_maps_kept(ps->maps, maps))
@@ -123,7 +119,7 @@ struct proc_symbolizer *proc_symbolizer_new_maps(struct binary_cache *bc, pid_t 
 		errno = err;
 		return NULL;
 	}
-	err = install_maps(ps, maps, false);
+	err = install_maps(ps, maps);
 	if (err) {
 		proc_maps_free(maps);
 		free(ps);
@@ -152,11 +148,12 @@ int proc_symbolizer_refresh(struct proc_symbolizer *ps)
 		proc_maps_free(maps);
 		return -ESRCH;
 	}
-	err = install_maps(ps, maps, true);
+	err = install_maps(ps, maps);
 	if (err) {
 		proc_maps_free(maps);
 		return err;
 	}
+	proc_symbolizer_load_files(ps);
 	return 1;
 }
 
