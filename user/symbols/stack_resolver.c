@@ -188,6 +188,23 @@ static struct stack_resolver_stats stats_sub(const struct stack_resolver_stats *
 	};
 }
 
+/* The memo entry for addr in the current stack, or the slot to fill: a
+ * short linear probe, so that a few frames that hash alike (a recursion
+ * through several functions) do not evict each other. */
+#define FRAME_MEMO_PROBES 8
+static struct frame_memo *memo_slot(struct stack_resolver *r, uint64_t addr)
+{
+	size_t home = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 58) % FRAME_MEMO_SLOTS;
+
+	for (size_t k = 0; k < FRAME_MEMO_PROBES; k++) {
+		struct frame_memo *m = &r->memo[(home + k) % FRAME_MEMO_SLOTS];
+
+		if (m->stack != r->stacks || m->addr == addr)
+			return m;
+	}
+	return &r->memo[home];
+}
+
 size_t stack_resolver_resolve(struct stack_resolver *r, const struct user_names *names,
 			      uint64_t ts, const uint64_t *kernel, size_t nkernel,
 			      const uint64_t *user, size_t nuser, struct frame *out, size_t max)
@@ -224,7 +241,7 @@ size_t stack_resolver_resolve(struct stack_resolver *r, const struct user_names 
 		r->stacks = 1;
 	}
 	for (size_t i = 0; i < nuser && n < max; i++) {
-		struct frame_memo *m = &r->memo[(user[i] >> 4 ^ user[i] >> 12) % FRAME_MEMO_SLOTS];
+		struct frame_memo *m = memo_slot(r, user[i]);
 		struct stack_resolver_stats before;
 		size_t start = n;
 
