@@ -36,6 +36,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		jvm_helper_log_covers(log, probes[i]);
 	}
+	/* Forgetting, then lookups over what is left. */
+	jvm_helper_log_forget(log, size & 1 ? 2000 : UINT64_MAX);
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+		int n = jvm_helper_log_resolve(log, probes[i], 3000, f, 16);
+		for (int k = 0; k < n; k++)
+			seen += strlen(f[k].name);
+	}
 	jvm_helper_log_free(log);
 	return seen == (size_t)-1;
 }

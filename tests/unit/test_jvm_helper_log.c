@@ -266,8 +266,131 @@ static void test_real_churn_log(void)
 	jvm_helper_log_free(log);
 }
 
+static int load_churn_log(char *text, size_t cap, size_t *len)
+{
+	FILE *f = fopen("tests/fuzz/corpus/jvm_helper_log/churn_jdk17.log", "r");
+
+	if (!f)
+		return -1;
+	*len = fread(text, 1, cap - 1, f);
+	fclose(f);
+	text[*len] = 0;
+	return 0;
+}
+
+/* Whether b's answer for addr at ts is a's, or (allow_unknown) nothing. */
+static int same_answer(struct jvm_helper_log *a, struct jvm_helper_log *b, uint64_t addr,
+		       uint64_t ts, int allow_unknown)
+{
+	struct frame fa[16], fb[16];
+	int na = jvm_helper_log_resolve(a, addr, ts, fa, 16);
+	int nb = jvm_helper_log_resolve(b, addr, ts, fb, 16);
+
+	if (nb == 0 && allow_unknown)
+		return 1;
+	if (na != nb)
+		return 0;
+	for (int i = 0; i < na; i++)
+		if (strcmp(fa[i].name, fb[i].name) || fa[i].type != fb[i].type)
+			return 0;
+	return 1;
+}
+
+/* Forgetting code that ended before T: every answer at T or later is the
+ * same as without forgetting (inlined frames included), and an earlier
+ * one is the same or unknown, never another name. */
+static void test_forget(void)
+{
+	static char text[1 << 20], copy[1 << 20];
+	size_t len = 0;
+
+	CHECK(load_churn_log(text, sizeof(text), &len) == 0, "the recorded churn log is there");
+	struct jvm_helper_log *all = jvm_helper_log_new(), *kept = jvm_helper_log_new();
+	jvm_helper_log_feed(all, text, len);
+	jvm_helper_log_feed(kept, text, len);
+	/* T: the time of the middle unload record. */
+	uint64_t unloads[4096], t_cut;
+	int nu = 0;
+	memcpy(copy, text, len + 1);
+	for (char *line = strtok(copy, "\n"); line; line = strtok(NULL, "\n")) {
+		unsigned long long ts;
+		if (nu < 4096 && sscanf(line, "U %llu", &ts) == 1)
+			unloads[nu++] = ts;
+	}
+	t_cut = nu ? unloads[nu / 2] : 0;
+	size_t dropped = jvm_helper_log_forget(kept, t_cut);
+	CHECK(nu > 100 && dropped >= (size_t)nu / 3, "%zu of the blobs that ended before T dropped "
+	      "(%d unloads in the log)", dropped, nu);
+	CHECK(jvm_helper_log_get_stats(kept)->forgotten == dropped, "counted in the stats");
+	int probes = 0, later = 0, bad = 0;
+	memcpy(copy, text, len + 1);
+	for (char *line = strtok(copy, "\n"); line; line = strtok(NULL, "\n")) {
+		unsigned long long ts, id, start, size;
+		if (sscanf(line, "L %llu %llu %llx %llx", &ts, &id, &start, &size) != 4)
+			continue;
+		uint64_t times[] = { ts, t_cut, ts + 1000 * MS, t_cut + 5000 * MS };
+		uint64_t addrs[] = { start, start + size / 2, start + size - 1 };
+		for (int i = 0; i < 4; i++)
+			for (int k = 0; k < 3; k++) {
+				int after = times[i] >= t_cut;
+				probes++;
+				later += after;
+				if (!same_answer(all, kept, addrs[k], times[i], !after))
+					bad++;
+			}
+	}
+	CHECK(later > 1000 && bad == 0, "%d probes (%d at T or later): %d answered otherwise",
+	      probes, later, bad);
+	/* Still a working store: new code after forgetting is named. */
+	char more[256];
+	snprintf(more, sizeof(more), "L %llu 999999 1000 100 New.code\n",
+		 (unsigned long long)t_cut + 9000 * MS);
+	feed(kept, more);
+	CHECK_STR(name1(kept, 0x1010, t_cut + 9001 * MS), "New.code", "code added after forgetting");
+	jvm_helper_log_free(all);
+	jvm_helper_log_free(kept);
+}
+
+/* The poll forgets by itself, JVM_HELPER_LOG_KEEP_NS behind the newest
+ * record: 3,000 methods over 150 s, each unloaded 10 ms after its load. */
+static void test_poll_forgets(void)
+{
+	char path[64];
+	uint64_t t = now_ns();
+	int fd, n;
+
+	snprintf(path, sizeof(path), SPARKPROF_HELPER_LOG_FMT, (int)getpid());
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND, 0600);
+	FILE *f = fdopen(fd, "w");
+	fprintf(f, "H 1 %d %llu start now\n", (int)getpid(), (unsigned long long)t);
+	for (int i = 0; i < 3000; i++) {
+		uint64_t ts = t + (uint64_t)i * 50 * MS;
+		fprintf(f, "L %llu %d %x 40 M%d.run\nU %llu %d\n", (unsigned long long)ts, i + 1,
+			0x100000 + i * 0x40, i, (unsigned long long)ts + 10 * MS, i + 1);
+	}
+	n = fprintf(f, "L %llu 5000 900000 40 Last.run\n", (unsigned long long)t + 150000 * MS);
+	fclose(f);
+	struct jvm_helper_log *log = jvm_helper_log_open(getpid());
+	CHECK(log != NULL && n > 0, "opened a 150 s log");
+	if (log) {
+		jvm_helper_log_poll(log);
+		uint64_t forgotten = jvm_helper_log_get_stats(log)->forgotten;
+		/* Ended before 150 s - 60 s: the first 1,800 methods. */
+		CHECK(forgotten >= 1700 && forgotten <= 1800, "%llu methods forgotten",
+		      (unsigned long long)forgotten);
+		CHECK_STR(name1(log, 0x900010, t + 150001 * MS), "Last.run", "the newest is named");
+		CHECK_STR(name1(log, 0x100000 + 2999 * 0x40, t + 2999 * 50 * MS + 1),
+			  "M2999.run", "a method that ended within the last 60 s is still named");
+		jvm_helper_log_free(log);
+	}
+	unlink(path);
+}
+
 int main(void)
 {
+	test_forget();
+	test_poll_forgets();
 	test_real_churn_log();
 	test_inline_and_types();
 	test_reuse();

@@ -23,4 +23,19 @@ static inline int grow_array(void **v, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
+/* Gives back most of *v's room when it holds under a quarter of it (after a
+ * store dropped what it no longer needs); keeps it on failure. */
+static inline void shrink_array(void **v, size_t *cap, size_t n, size_t elem)
+{
+	size_t c = n < 8 ? 16 : 2 * n;
+
+	if (*cap <= 4 * n || *cap <= c)
+		return;
+	void *p = realloc(*v, c * elem);
+	if (p) {
+		*v = p;
+		*cap = c;
+	}
+}
+
 #endif

@@ -27,6 +27,7 @@ struct inline_range {
 struct jit_code {
 	struct code_blob *blobs;     /* in id order */
 	size_t nblobs, capblobs;
+	size_t nended;               /* blobs with an end, live no more */
 	size_t *live;                /* indexes of live blobs, sorted by start */
 	size_t nlive, caplive;
 	size_t *by_start;            /* all non-duplicate blobs, sorted by start */
@@ -131,6 +132,7 @@ int jit_code_add(struct jit_code *jc, int is_method, uint64_t ts, uint64_t id,
 			if (o->end > start) {
 				o->ended = ts;
 				o->implicit_end = 1;
+				jc->nended++;
 				live_remove_at(jc, i);
 			} else {
 				i++;
@@ -152,8 +154,79 @@ int jit_code_unload(struct jit_code *jc, uint64_t ts, uint64_t id)
 	if (!b || b->duplicate || b->ended != UINT64_MAX || ts < b->loaded)
 		return -EINVAL;
 	b->ended = ts;
+	jc->nended++;
 	live_remove_blob(jc, b - jc->blobs);
 	return 0;
+}
+
+size_t jit_code_blobs(const struct jit_code *jc, size_t *ended)
+{
+	if (ended)
+		*ended = jc->nended;
+	return jc->nblobs;
+}
+
+/* Whether blob b of jc stays: live, ended at or after ts, or the newest
+ * (whose id the next blob must exceed, and whose I records may follow). */
+static int keeps(const struct jit_code *jc, const struct code_blob *b, uint64_t ts)
+{
+	return b->ended == UINT64_MAX || b->ended >= ts || b == &jc->blobs[jc->nblobs - 1];
+}
+
+size_t jit_code_forget(struct jit_code *jc, uint64_t ts)
+{
+	size_t *new_index, n = 0, ninl = 0, nnames = 0, dropped;
+
+	if (!jc->nblobs)
+		return 0;
+	/* live holds indexes into blobs: map old indexes to new ones. */
+	new_index = malloc(jc->nblobs * sizeof(*new_index));
+	if (!new_index)
+		return 0;
+	for (size_t i = 0; i < jc->nblobs; i++) {
+		struct code_blob b = jc->blobs[i];
+
+		new_index[i] = SIZE_MAX;
+		if (!keeps(jc, &jc->blobs[i], ts)) {
+			jc->nended--;
+			continue;
+		}
+		/* Blobs and inline ranges keep their order, so moving them
+		 * down never overwrites what is still to be read. */
+		for (size_t k = 0; k < b.inl_count; k++) {
+			struct inline_range r = jc->inl[b.inl_first + k];
+
+			memmove(&jc->inl_names[nnames], &jc->inl_names[r.names_first],
+				r.depth * sizeof(*jc->inl_names));
+			r.names_first = nnames;
+			nnames += r.depth;
+			jc->inl[ninl + k] = r;
+		}
+		b.inl_first = ninl;
+		ninl += b.inl_count;
+		new_index[i] = n;
+		jc->blobs[n++] = b;
+	}
+	for (size_t i = 0; i < jc->nlive; i++)
+		jc->live[i] = new_index[jc->live[i]];
+	free(new_index);
+	dropped = jc->nblobs - n;
+	jc->nblobs = n;
+	jc->ninl = ninl;
+	jc->ninl_names = nnames;
+	jc->index_dirty = 1;
+	if (jc->capindex > 4 * jc->nblobs) {
+		free(jc->by_start);
+		free(jc->max_end);
+		jc->by_start = NULL;
+		jc->max_end = NULL;
+		jc->capindex = 0;
+	}
+	shrink_array((void **)&jc->blobs, &jc->capblobs, jc->nblobs, sizeof(*jc->blobs));
+	shrink_array((void **)&jc->inl, &jc->capinl, jc->ninl, sizeof(*jc->inl));
+	shrink_array((void **)&jc->inl_names, &jc->capinl_names, jc->ninl_names,
+		     sizeof(*jc->inl_names));
+	return dropped;
 }
 
 int jit_code_add_inline(struct jit_code *jc, uint64_t id, uint64_t start, uint64_t end,

@@ -54,6 +54,17 @@ int jit_code_add_inline(struct jit_code *jc, uint64_t id, uint64_t start, uint64
  * than the inline depth, the outermost frames are kept. */
 int jit_code_resolve(struct jit_code *jc, uint64_t addr, uint64_t ts, struct frame *out, int max);
 
+/* Drops the blobs (and their inlined frames) that ended before ts, except
+ * the newest: a sample at ts or later resolves as before, and an older one
+ * that would have hit them resolves to 0 (unknown), never to other code
+ * (blobs covering one address live at disjoint times).  Returns how many
+ * were dropped.  Without it a JVM that keeps compiling and unloading grows
+ * the store for as long as it runs. */
+size_t jit_code_forget(struct jit_code *jc, uint64_t ts);
+
+/* Blobs held, and how many of them have ended. */
+size_t jit_code_blobs(const struct jit_code *jc, size_t *ended);
+
 /* Whether any blob ever added covers addr. */
 int jit_code_covers(struct jit_code *jc, uint64_t addr);
 

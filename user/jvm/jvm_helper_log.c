@@ -23,6 +23,7 @@ struct jvm_helper_log {
 	char *pending;               /* partial line carried between reads */
 	size_t pending_len;
 	uint64_t horizon;
+	uint64_t forgot_at;          /* horizon at the last jit_code_forget */
 
 	struct string_pool *names;   /* every name the stores hold */
 	struct jit_code *code;
@@ -220,6 +221,28 @@ struct jvm_helper_log *jvm_helper_log_open(pid_t pid)
 	return log;
 }
 
+/* At most every 10 s of log time, and only when a quarter of the blobs
+ * (and at least 1,024) have ended: a pass is linear in the store. */
+static void forget_old_code(struct jvm_helper_log *log)
+{
+	size_t ended, blobs = jit_code_blobs(log->code, &ended);
+
+	if (ended < 1024 || ended * 4 < blobs || log->horizon < JVM_HELPER_LOG_KEEP_NS ||
+	    log->horizon - log->forgot_at < 10ull * 1000000000ull)
+		return;
+	log->forgot_at = log->horizon;
+	jvm_helper_log_forget(log, log->horizon - JVM_HELPER_LOG_KEEP_NS);
+}
+
+size_t jvm_helper_log_forget(struct jvm_helper_log *log, uint64_t ts)
+{
+	size_t dropped = log ? jit_code_forget(log->code, ts) : 0;
+
+	if (log)
+		log->stats.forgotten += dropped;
+	return dropped;
+}
+
 int jvm_helper_log_poll(struct jvm_helper_log *log)
 {
 	if (!log || log->fd < 0)
@@ -262,5 +285,6 @@ int jvm_helper_log_poll(struct jvm_helper_log *log)
 			break;
 	}
 	free(buf);
+	forget_old_code(log);
 	return (int)(log->stats.lines - before);
 }

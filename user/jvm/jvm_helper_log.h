@@ -17,6 +17,12 @@
  * polled up to ts + SPARKPROF_HELPER_REUSE_GUARD_NS (see
  * jvm_helper_log_horizon()), or the records that make an address ambiguous
  * may not have been read yet.
+ *
+ * Code that ended more than JVM_HELPER_LOG_KEEP_NS before the newest record
+ * is forgotten (jit_code_forget), so that a JVM that keeps compiling and
+ * unloading does not grow the store: samples are named about a second after
+ * they were taken, and an off-CPU record's stack, however old, holds only
+ * code that could not be unloaded while the thread waited in it.
  */
 #ifndef SPARKPROF_JVM_HELPER_LOG_H
 #define SPARKPROF_JVM_HELPER_LOG_H
@@ -30,6 +36,8 @@
 
 struct jvm_helper_log;
 
+#define JVM_HELPER_LOG_KEEP_NS (60ull * 1000000000ull)
+
 typedef void (*jvm_helper_thread_listener)(void *ctx, const struct jvm_helper_thread_event *ev);
 
 struct jvm_helper_log_stats {
@@ -39,6 +47,7 @@ struct jvm_helper_log_stats {
 	uint64_t unloads;        /* U records that matched a blob */
 	uint64_t inline_ranges;  /* I records kept */
 	uint64_t thread_events;  /* T, X, S records */
+	uint64_t forgotten;      /* blobs dropped JVM_HELPER_LOG_KEEP_NS after they ended */
 	int attached;            /* the helper was attached late (H record) */
 	int header_seen;
 };
@@ -93,6 +102,10 @@ int jvm_helper_log_thread_idle(struct jvm_helper_log *log, pid_t tid, uint64_t t
  * replayed. */
 void jvm_helper_log_set_thread_listener(struct jvm_helper_log *log,
 					jvm_helper_thread_listener fn, void *ctx);
+
+/* Forgets code that ended before ts (jit_code_forget); the poll does this
+ * by itself.  Returns how many blobs were dropped. */
+size_t jvm_helper_log_forget(struct jvm_helper_log *log, uint64_t ts);
 
 const struct jvm_helper_log_stats *jvm_helper_log_get_stats(const struct jvm_helper_log *log);
 
