@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """What sparkprof costs a node, with its peers beside it (issue 14's table).
 
-    bench/node_cost.py [--full] [--only sampling,startup,rss,stop,spark]
+    bench/node_cost.py [--full] [--only sampling,startup,rss,stop,spark,soak]
+                       [--soak-seconds N]
     bench/node_cost.py --report bench/results/node_cost-DATE.json
 
 Quick mode (default) takes about 25 minutes on a busy 2-CPU machine, --full
@@ -20,6 +21,11 @@ about an hour.  Needs root, a built tree (make all test-progs) and make deps
    compiling, deoptimizing and unloading code (tests/java/CodeChurn);
 5. stop -> all outputs written: SIGINT to exit, after a recording of many
    samples;
+7. soak (not in the default parts): RSS of `record -a --wall` over a long
+   run (--soak-seconds, an hour by default) while a Spark application runs
+   the queries of part 6 again and again (new stages and tasks all the
+   time) and CodeChurn keeps its JIT busy: the memory a node sees when
+   sparkprof runs all day;
 6. a Spark job (pyspark local-cluster, 2 executors, TPC-H-like queries on
    generated parquet): no profiler, sparkprof -a --wall, async-profiler
    (cpu + wall=10ms, agent on the executors), both; job wall time and CPU
@@ -63,10 +69,10 @@ TICK = os.sysconf("SC_CLK_TCK")
 
 QUICK = dict(seconds=10, sweep_reps=1, freqs=[999, 4999, 9999], perf_freqs=[999, 9999],
              startup_reps=5, rss_seconds=60, rss_every=2, stop_seconds=20, spark_reps=2,
-             spark_scale=1)
+             spark_scale=1, soak_seconds=3600, soak_every=30)
 FULL = dict(seconds=30, sweep_reps=3, freqs=[999, 4999, 9999], perf_freqs=[999, 9999],
             startup_reps=10, rss_seconds=600, rss_every=10, stop_seconds=50, spark_reps=5,
-            spark_scale=2)
+            spark_scale=2, soak_seconds=3600, soak_every=30)
 HOGS = 3  # extra hot_functions processes (2 busy threads each) for "under load"
 
 
@@ -575,6 +581,89 @@ def bench_spark(cfg, work):
     return runs
 
 
+# ------------------------------------------------------------------ 7: soak
+
+def tree_bytes(path):
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
+
+
+def bench_soak(cfg, work):
+    from spark_cluster import executor_pids
+    seconds, every = cfg["soak_seconds"], cfg["soak_every"]
+    data = os.path.join(work, "tpch")
+    subprocess.run([sys.executable, os.path.join(ROOT, "bench", "spark_queries.py"),
+                    "generate", data, "1"], env=spark_env(work), cwd=work, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    classes = compile_churn(work)
+    run_dir = os.path.join(work, "soak")
+    os.makedirs(run_dir)
+    go, release = os.path.join(run_dir, "go"), os.path.join(run_dir, "release")
+    churn = subprocess.Popen([os.path.join(JDK17, "bin", "java"), f"-agentpath:{HELPER}",
+                              "-XX:+PreserveFramePointer", "-XX:ReservedCodeCacheSize=8m",
+                              "-cp", classes, "CodeChurn", str(seconds + 120), classes],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    churn.stdout.readline()
+    drain(churn.stdout)
+    errlog = open(os.path.join(run_dir, "driver.log"), "w")
+    driver = subprocess.Popen([sys.executable, os.path.join(ROOT, "bench", "spark_queries.py"),
+                               "run", data, "local-cluster[2,1,1024]",
+                               f"-agentpath:{HELPER} -XX:+PreserveFramePointer", go, release,
+                               str(seconds)], stdout=subprocess.PIPE, stderr=errlog, text=True,
+                              env=spark_env(work), cwd=run_dir, start_new_session=True)
+    out = os.path.join(run_dir, "sp")
+    series, sp = [], None
+    try:
+        app_id = json.loads(driver.stdout.readline())["ready"]
+        with LoadMonitor() as lm:
+            sp = spawn_waited([SPARKPROF, "record", "-a", "--wall", "-o", out],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            t0 = time.monotonic()
+            wait_line(sp, r"recording into")
+            drain(sp.stderr)
+            open(go, "w").close()
+            while time.monotonic() - t0 < seconds:
+                rss = vm_rss_kib(sp.pid)
+                if rss is None:
+                    break
+                series.append((round(time.monotonic() - t0, 1), rss))
+                log(f"soak {series[-1][0]:.0f} s: RSS {rss // 1024} MiB, outputs "
+                    f"{tree_bytes(out) / 1e6:.0f} MB")
+                time.sleep(every)
+            t = time.monotonic()
+            sp.send_signal(signal.SIGINT)
+            rc, cpu, maxrss = finish_waited(sp, timeout=600)
+            stop_s = time.monotonic() - t
+            sp = None
+        res = json.loads(driver.stdout.readline())
+        open(release, "w").close()
+        driver.wait(timeout=300)
+        s = read_summary(out)
+        stages = len(glob.glob(os.path.join(out, "*", "exec-*", "stage-*")))
+        size = tree_bytes(out)
+    finally:
+        if sp and sp.poll() is None:
+            sp.kill()
+            finish_waited(sp)
+        if driver.poll() is None:
+            os.killpg(driver.pid, signal.SIGKILL)
+            driver.wait(timeout=60)
+        errlog.close()
+        churn.kill()
+        churn.wait()
+        try:
+            for p in executor_pids(app_id).values():
+                os.kill(p, signal.SIGKILL)
+        except (NameError, ProcessLookupError):
+            pass
+    shutil.rmtree(run_dir, ignore_errors=True)
+    log(f"soak: RSS {series[0][1] // 1024} -> {series[-1][1] // 1024} MiB over {seconds} s, "
+        f"max {maxrss // 1024} MiB, {stages} stage outputs, {res.get('rounds')} rounds, "
+        f"stop {stop_s:.1f} s, load {lm.text()}")
+    return {"series": series, "maxrss_kib": maxrss, "cpu_s": cpu, "samples": s["samples"],
+            "stop_s": stop_s, "stage_outputs": stages, "bytes": size,
+            "rounds": res.get("rounds"), "load": (lm.runnable, lm.loadavg), "seconds": seconds}
+
+
 # --------------------------------------------------------------- report
 
 def machine():
@@ -703,6 +792,26 @@ def report(mode, m, res):
                      f"{spread([r.get('bpf_s') for r in rr], '{:.2f}')} | "
                      f"{spread([r['total_cpu_s'] for r in rr])} | {100 * (c / bc - 1):+.0f}% | "
                      f"{load_cell([r['load'] for r in rr])} |")
+    so = res.get("soak")
+    if so:
+        ser = so["series"]
+        L += ["", "## 7. Memory over a long run: `record -a --wall` beside a Spark application",
+              "", "pyspark local-cluster[2,1,1024] running part 6's queries again and again "
+              "(with the helper), and CodeChurn (part 4) beside it; VmRSS of sparkprof every "
+              f"{so['series'][1][0] - so['series'][0][0] if len(ser) > 1 else '?'} s; "
+              "stop = SIGINT to exit.", "",
+              "| duration | query rounds | stage outputs | RSS first | at 1/4 | at 1/2 | at 3/4 "
+              "| at end | peak | samples | outputs MB | stop s | CPU s | load |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        at = [next((v for t, v in ser if t >= so["seconds"] * q), ser[-1][1])
+              for q in (0.25, 0.5, 0.75)]
+        L.append(f"| {so['seconds']} s | {so['rounds']} | {so['stage_outputs']} | "
+                 f"{ser[0][1] / 1024:.0f} MiB | " + " | ".join(f"{v / 1024:.0f} MiB" for v in at)
+                 + f" | {ser[-1][1] / 1024:.0f} MiB | {so['maxrss_kib'] / 1024:.0f} MiB | "
+                 f"{so['samples']:,} | {so['bytes'] / 1e6:.0f} | {so['stop_s']:.1f} | "
+                 f"{so['cpu_s']:.0f} | {so['load'][0]:.1f} / {so['load'][1]:.1f} |")
+        L += ["", "RSS series (s: MiB): " + ", ".join(f"{t:.0f}: {v / 1024:.0f}"
+                                                       for t, v in ser)]
     return "\n".join(L) + "\n"
 
 
@@ -710,7 +819,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--full", action="store_true", help="the long version (about an hour)")
     ap.add_argument("--only", default="sampling,startup,rss,stop,spark",
-                    help="comma-separated parts: sampling,startup,rss,stop,spark")
+                    help="comma-separated parts: sampling,startup,rss,stop,spark,soak")
+    ap.add_argument("--soak-seconds", type=int, help="length of the soak part (default 3600)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--report", metavar="JSON", help="only print the report of a saved run")
     args = ap.parse_args()
@@ -730,6 +840,8 @@ def main():
     if "spark" in parts and not os.path.exists(ASYNC_PROFILER):
         sys.exit(f"bench/node_cost.py: {ASYNC_PROFILER} is missing (make deps)")
     cfg, mode = (FULL, "full") if args.full else (QUICK, "quick")
+    if args.soak_seconds:
+        cfg = dict(cfg, soak_seconds=args.soak_seconds)
     with open("/proc/sys/kernel/bpf_stats_enabled") as f:
         stats_before = f.read().strip()
     subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"], check=True)
@@ -738,7 +850,8 @@ def main():
     m = machine()
     try:
         for part, fn in (("sampling", bench_sampling), ("startup", bench_startup),
-                         ("rss", bench_rss), ("stop", bench_stop), ("spark", bench_spark)):
+                         ("rss", bench_rss), ("stop", bench_stop), ("spark", bench_spark),
+                         ("soak", bench_soak)):
             if part in parts:
                 log(f"--- {part}")
                 res[part] = fn(cfg, work)

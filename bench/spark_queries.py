@@ -4,11 +4,12 @@ that the JVMs it starts belong to it (pyspark, JDK 17).
     spark_queries.py generate DATA_DIR SCALE
         writes TPC-H-like parquet tables (lineitem, orders, customer) made in
         Spark itself from spark.range and expressions, in local[2] mode;
-    spark_queries.py run DATA_DIR MASTER JAVA_OPTS GO RELEASE
+    spark_queries.py run DATA_DIR MASTER JAVA_OPTS GO RELEASE [SECONDS]
         starts the application, prints {"ready": app id} once every executor
-        has registered, waits for the file GO, runs the queries, prints
-        {"queries": {name: seconds}, "seconds": total}, waits for the file
-        RELEASE and stops.
+        has registered, waits for the file GO, runs the queries (again and
+        again until SECONDS have passed, if given), prints
+        {"queries": {name: seconds}, "seconds": total, "rounds": n}, waits
+        for the file RELEASE and stops.
 
 SCALE is the number of lineitem rows in millions (orders: a quarter of it,
 customer: a fortieth).
@@ -117,7 +118,7 @@ def queries(spark, data_dir):
     }
 
 
-def run(data_dir, master, java_opts, go, release):
+def run(data_dir, master, java_opts, go, release, repeat_seconds="0"):
     spark = session(master, java_opts)
     sc = spark.sparkContext
     want = int(master.split("[")[1].split(",")[0]) if master.startswith("local-cluster[") else 0
@@ -129,11 +130,15 @@ def run(data_dir, master, java_opts, go, release):
         time.sleep(0.05)
     times = {}
     t0 = time.monotonic()
-    for name, query in queries(spark, data_dir).items():
-        t = time.monotonic()
-        query()
-        times[name] = round(time.monotonic() - t, 3)
-    print(json.dumps({"queries": times, "seconds": round(time.monotonic() - t0, 3)}), flush=True)
+    rounds = 0
+    while rounds == 0 or time.monotonic() - t0 < float(repeat_seconds):
+        for name, query in queries(spark, data_dir).items():
+            t = time.monotonic()
+            query()
+            times[name] = round(time.monotonic() - t, 3)
+        rounds += 1
+    print(json.dumps({"queries": times, "seconds": round(time.monotonic() - t0, 3),
+                      "rounds": rounds}), flush=True)
     deadline = time.time() + 1800
     while not os.path.exists(release) and time.time() < deadline:
         time.sleep(0.1)
@@ -144,4 +149,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "generate":
         generate(sys.argv[2], float(sys.argv[3]))
     else:
-        run(*sys.argv[2:7])
+        run(*sys.argv[2:8])
