@@ -43,7 +43,7 @@ int main(int argc, char **argv)
 	struct frame *stacks;
 	struct jfr_recording_info info = { 1000000000ULL, 1767225600000000000ULL, 10101010, 0,
 					   NULL, 0 };
-	struct jfr_writer_options opts = { gzip, 0 };
+	struct jfr_writer_options opts = { .gzip = gzip };
 	struct jfr_writer_stats st;
 	struct jfr_writer *w;
 	struct stat sb;

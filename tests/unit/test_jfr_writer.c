@@ -121,7 +121,7 @@ static int write_file(const char *path, int n, size_t chunk_bytes, int gzip,
 				      { "executorId", "7" }, { "stage", "3.0" } };
 	struct jfr_recording_info info = { 5000000000ULL, 1767225600000000000ULL, 10101010,
 					   1000000, labels, 3 };
-	struct jfr_writer_options opts = { gzip, chunk_bytes };
+	struct jfr_writer_options opts = { .gzip = gzip, .chunk_bytes = chunk_bytes };
 	struct jfr_writer *w = jfr_writer_open(path, &info, &opts);
 	struct frame frames[64];
 	int ret = 0;

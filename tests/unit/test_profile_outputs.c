@@ -1,6 +1,8 @@
 /* test_profile_outputs.c - outputs share one stack table; an output that
  * gets no samples for a while (a finished stage) writes its JFR chunk out
- * instead of holding it until the end, and still takes samples after. */
+ * instead of holding it until the end, and still takes samples after;
+ * after longer it writes all its files and parks its counts, and a late
+ * sample brings them back. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "output/profile_outputs.h"
+#include "sparkprof_events.h"
 #include "tap.h"
 
 #define NS 1000000000ULL
@@ -54,6 +57,43 @@ static int count_chunks(const char *path)
 	return at == size ? n : -1;
 }
 
+static ino_t inode_of(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? 0 : st.st_ino;
+}
+
+static char *slurp(const char *path, long *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+
+	*len = file_size(path);
+	if (!f || *len < 0 || !(buf = malloc((size_t)*len + 1))) {
+		if (f)
+			fclose(f);
+		return NULL;
+	}
+	*len = (long)fread(buf, 1, (size_t)*len, f);
+	buf[*len] = 0;
+	fclose(f);
+	return buf;
+}
+
+/* Whether path has line (with its newline). */
+static int has_line(const char *path, const char *line)
+{
+	long len;
+	char *text = slurp(path, &len), *p = text;
+	int found = 0;
+
+	while (p && !found && (p = strstr(p, line)))
+		found = (p == text || p[-1] == '\n'), p++;
+	free(text);
+	return found;
+}
+
 static int failed_adds;
 
 static void add(struct profile_outputs *outs, struct profile_output *o, uint64_t ts,
@@ -68,8 +108,107 @@ static void add(struct profile_outputs *outs, struct profile_output *o, uint64_t
 	failed_adds += profile_output_add(outs, o, &s) != 0;
 }
 
+static void add_off_cpu(struct profile_outputs *outs, struct profile_output *o, uint64_t ts,
+			uint64_t ns, const char *leaf)
+{
+	const struct frame frames[] = { { leaf, FRAME_JIT }, { "main", FRAME_NATIVE } };
+	struct resolved_sample s = {
+		.timestamp_ns = ts, .pid = 5, .tid = 6, .ns_tid = 6, .kind = SAMPLE_OFF_CPU,
+		.thread_state = SP_STATE_SLEEPING, .off_cpu_ns = ns, .thread_name = "worker",
+		.root_label = "java-5", .frames = frames, .nframes = 2,
+	};
+
+	failed_adds += profile_output_add(outs, o, &s) != 0;
+}
+
+/* Parking: a stage without samples for 30 s has all its files written
+ * during the recording and its counts out of memory; a late off-CPU
+ * record (reported when its thread wakes) brings them back, and the
+ * files are written again with both, the JFR file appended to. */
+static void test_parking(void)
+{
+	char dir[] = "/tmp/sparkprof-test-parking-XXXXXX", path[256], cmd[300];
+	struct output_settings settings = {
+		.dir = mkdtemp(dir), .cpu_period_ns = 10000000, .jfr = true, .wall = true,
+		.wall_interval_ns = 10000000, .html = true,
+	};
+	struct profile_outputs *outs = profile_outputs_new(&settings);
+	struct profile_output *node = profile_outputs_get(outs, "all", NULL, 0);
+	struct profile_output *stage = profile_outputs_get(outs, "stage-1", NULL, 0);
+	struct profile_output *done = profile_outputs_get(outs, "stage-2", NULL, 0);
+	const char *kinds[] = { "folded", "wall.folded", "html", "wall.html", "jfr" };
+	char first_jfr[256], folded[256], wall[256];
+	char *jfr_before = NULL, *jfr_after = NULL;
+	long before_len = 0, after_len = 0;
+	ino_t done_inode;
+	int on_disk = 0;
+
+	snprintf(first_jfr, sizeof(first_jfr), "%s/stage-1.jfr", dir);
+	snprintf(folded, sizeof(folded), "%s/stage-1.folded", dir);
+	snprintf(wall, sizeof(wall), "%s/stage-1.wall.folded", dir);
+	failed_adds = 0;
+	for (int i = 0; i < 100; i++) {
+		add(outs, stage, NS + (uint64_t)i * 10000000, "Stage.run");
+		add(outs, done, NS + (uint64_t)i * 10000000, "Done.run");
+	}
+	for (uint64_t t = 2 * NS; t <= 29 * NS; t += NS / 10)
+		add(outs, node, t, "Other.run");
+	CHECK(!profile_output_parked(stage) && file_size(folded) < 0,
+	      "28 s after its last sample the stage is still in memory");
+	for (uint64_t t = 29 * NS; t <= 36 * NS; t += NS / 10)
+		add(outs, node, t, "Other.run");
+	CHECK(profile_output_parked(stage) && profile_output_parked(done) &&
+	      !profile_output_parked(node), "over 30 s without samples: both stages parked");
+	for (int k = 0; k < 5; k++) {
+		snprintf(path, sizeof(path), "%s/stage-1.%s", dir, kinds[k]);
+		on_disk += file_size(path) > 0;
+	}
+	CHECK(on_disk == 5, "its folded files, pages and JFR are written while recording (%d of 5)",
+	      on_disk);
+	CHECK(has_line(folded, "java-5;main;Stage.run 100\n"), "with its samples");
+	snprintf(path, sizeof(path), "%s/stage-2.folded", dir);
+	done_inode = inode_of(path);
+	jfr_before = slurp(first_jfr, &before_len);
+	/* A thread of stage 1 that went to sleep at 1.5 s for 35 s. */
+	add_off_cpu(outs, stage, NS + NS / 2, 35 * NS, "Sleep.wait");
+	CHECK(!profile_output_parked(stage) && profile_output_stats(stage)->unparked == 1,
+	      "a late sample brings the stage back");
+	for (uint64_t t = 36 * NS; t <= 70 * NS; t += NS / 10)
+		add(outs, node, t, "Other.run");
+	CHECK(profile_output_parked(stage), "and it is parked again");
+	CHECK(failed_adds == 0, "every sample added");
+	CHECK(profile_outputs_write(outs) == 0, "outputs written");
+	CHECK(has_line(folded, "java-5;main;Stage.run 100\n"),
+	      "the folded file keeps the samples from before parking");
+	CHECK(has_line(wall, "java-5;main;Stage.run 100\n") &&
+	      has_line(wall, "java-5;main;Sleep.wait 3500\n"),
+	      "the wall profile has both parts (100 on-CPU + 3,500 sleeping intervals)");
+	snprintf(path, sizeof(path), "%s/stage-1.wall.html", dir);
+	long page_len;
+	char *page = slurp(path, &page_len);
+	CHECK(page && strstr(page, "Sleep.wait") && strstr(page, "Stage.run") &&
+	      strstr(page, "[sleeping]"), "its wall page shows both, with thread states");
+	free(page);
+	jfr_after = slurp(first_jfr, &after_len);
+	CHECK(jfr_before && jfr_after && after_len > before_len &&
+	      !memcmp(jfr_before, jfr_after, (size_t)before_len),
+	      "the JFR file starts with what was written at parking (%ld of %ld bytes)", before_len,
+	      after_len);
+	CHECK(count_chunks(first_jfr) >= 2, "and its chunks chain to its end (%d)",
+	      count_chunks(first_jfr));
+	snprintf(path, sizeof(path), "%s/stage-2.folded", dir);
+	CHECK(done_inode && inode_of(path) == done_inode,
+	      "a parked output is not written again at the end");
+	free(jfr_before);
+	free(jfr_after);
+	profile_outputs_free(outs);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0, "clean up");
+}
+
 int main(void)
 {
+	test_parking();
 	char dir[] = "/tmp/sparkprof-test-outputs-XXXXXX";
 	struct output_settings settings = {
 		.dir = mkdtemp(dir), .cpu_period_ns = 10000000, .jfr = true,

@@ -171,6 +171,18 @@ uint64_t folded_profile_total(const struct folded_profile *p)
 	return p->total;
 }
 
+int folded_profile_foreach_id(const struct folded_profile *p,
+			      int (*fn)(uint32_t id, uint64_t count, void *ctx), void *ctx)
+{
+	for (size_t i = 0; i < p->cap; i++) {
+		int r = p->slots[i].key ? fn(p->slots[i].key - 1, p->slots[i].count, ctx) : 0;
+
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
 size_t folded_profile_memory(const struct folded_profile *p)
 {
 	return sizeof(*p) + p->cap * sizeof(*p->slots);

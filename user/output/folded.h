@@ -35,6 +35,12 @@ int folded_profile_add_id(struct folded_profile *profile, uint32_t id, uint64_t 
 
 uint64_t folded_profile_total(const struct folded_profile *profile);
 
+/* Visits every (stack id, count) in no set order; stops when fn returns
+ * non-zero and returns that.  With folded_profile_add_id, a profile can be
+ * parked outside memory and brought back (output/count_spill.h). */
+int folded_profile_foreach_id(const struct folded_profile *profile,
+			      int (*fn)(uint32_t id, uint64_t count, void *ctx), void *ctx);
+
 /* Writes the profile to path (through a temporary file and rename, so a
  * reader never sees half a file). Returns 0 or -errno, with a message. */
 int folded_profile_write(const struct folded_profile *profile, const char *path);

@@ -9,6 +9,7 @@
 #include "base/path_util.h"
 #include "base/stack_table.h"
 #include "base/strmap.h"
+#include "output/count_spill.h"
 #include "output/flame_page.h"
 #include "output/flame_tree.h"
 #include "output/folded.h"
@@ -16,20 +17,26 @@
 #include "output/profile_outputs.h"
 #include "sparkprof_events.h"
 
+/* An output's profiles, by kind. */
+enum profile_kind { PROFILE_CPU, PROFILE_WALL, PROFILE_OFF_CPU, PROFILE_WALL_STATES,
+		    PROFILE_KINDS };
+
 struct profile_output {
 	char *name;
 	struct output_label labels[OUTPUT_MAX_LABELS];
 	int nlabels;
-	struct folded_profile *cpu;
-	struct folded_profile *wall;    /* nanoseconds */
-	struct folded_profile *off_cpu; /* nanoseconds */
-	/* The wall profile with a leaf frame per thread state ("[sleeping]"),
-	 * for the wall flame graph only (html): the .wall.folded file keeps the
-	 * format readers know. */
-	struct folded_profile *wall_states;
+	/* cpu; wall and off_cpu in nanoseconds; wall_states: the wall profile
+	 * with a leaf frame per thread state ("[sleeping]"), for the wall
+	 * flame graph only (html): the .wall.folded file keeps the format
+	 * readers know.  All NULL while the output is parked. */
+	struct folded_profile *profiles[PROFILE_KINDS];
 	uint64_t cpu_period_ns;         /* what one on-CPU sample weighs in .wall */
 	struct jfr_writer *jfr;         /* opened at the first sample */
 	bool jfr_failed;                /* reported once; the folded files go on */
+	bool jfr_on_disk;               /* a parked output's JFR file: append to it */
+	bool parked;                    /* files written, counts in the spill file */
+	struct count_spill_ref parked_at[PROFILE_KINDS];
+	struct count_spill_ref jfr_keys;   /* its JFR writer's key state */
 	int errors[OUTPUT_FILE_KINDS];  /* -errno of each file that failed */
 	uint64_t wall_carry_ns;         /* time not yet written as a JFR wall sample */
 	uint64_t last_sample_ns;        /* newest sample time */
@@ -45,13 +52,20 @@ struct profile_outputs {
 	size_t scratch_cap;
 	struct stack_table *stacks;     /* every output's stacks, each once */
 	uint64_t newest_sample_ns, last_sweep_ns;
+	struct count_spill *spill;      /* parked outputs' counts */
+	bool parking_off;               /* a write or the spill failed: keep all in memory */
 };
 
 /* An output without samples for IDLE_NS (a finished stage) writes what its
- * JFR writer holds and frees the writer's buffers: memory does not grow
- * with the number of stages a long recording sees.  Looked for every
- * SWEEP_NS of sample time. */
+ * JFR writer holds and frees the writer's buffers; after PARK_NS it writes
+ * all its files and parks its counts in the spill file: memory does not
+ * grow with the number of stages a long recording sees, and stopping
+ * writes only what is still running.  A late sample (an off-CPU interval
+ * reported when the thread wakes) brings the counts back, and the files
+ * are written again, the JFR file appended to.  Looked for every SWEEP_NS
+ * of sample time. */
 #define IDLE_NS (10ULL * 1000000000ULL)
+#define PARK_NS (30ULL * 1000000000ULL)
 #define SWEEP_NS (2ULL * 1000000000ULL)
 
 static void output_free(void *value)
@@ -62,10 +76,8 @@ static void output_free(void *value)
 		return;
 	if (o->jfr)
 		jfr_writer_close(o->jfr); /* only on error paths: write() closes them */
-	folded_profile_free(o->cpu);
-	folded_profile_free(o->wall);
-	folded_profile_free(o->off_cpu);
-	folded_profile_free(o->wall_states);
+	for (int k = 0; k < PROFILE_KINDS; k++)
+		folded_profile_free(o->profiles[k]);
 	for (int i = 0; i < o->nlabels; i++) {
 		free((char *)o->labels[i].key);
 		free((char *)o->labels[i].value);
@@ -85,7 +97,8 @@ struct profile_outputs *profile_outputs_new(const struct output_settings *settin
 	outs->settings.dir = outs->dir;
 	outs->by_name = strmap_new();
 	outs->stacks = stack_table_new();
-	if (!outs->dir || !outs->by_name || !outs->stacks) {
+	outs->spill = count_spill_new(settings->dir);
+	if (!outs->dir || !outs->by_name || !outs->stacks || !outs->spill) {
 		profile_outputs_free(outs);
 		return NULL;
 	}
@@ -99,9 +112,27 @@ void profile_outputs_free(struct profile_outputs *outs)
 	if (outs->by_name)
 		strmap_free(outs->by_name, output_free);
 	stack_table_free(outs->stacks);
+	count_spill_free(outs->spill);
 	free(outs->dir);
 	free(outs->scratch);
 	free(outs);
+}
+
+/* The profiles the settings ask for, empty.  0 or -ENOMEM (none made). */
+static int new_profiles(const struct output_settings *s, struct stack_table *stacks,
+			struct profile_output *o)
+{
+	bool want[PROFILE_KINDS] = { true, s->wall, s->off_cpu, s->wall && s->html };
+
+	for (int k = 0; k < PROFILE_KINDS; k++)
+		if (want[k] && !(o->profiles[k] = folded_profile_new(stacks))) {
+			for (int j = 0; j < k; j++) {
+				folded_profile_free(o->profiles[j]);
+				o->profiles[j] = NULL;
+			}
+			return -ENOMEM;
+		}
+	return 0;
 }
 
 static struct profile_output *output_new(const struct output_settings *s,
@@ -114,15 +145,7 @@ static struct profile_output *output_new(const struct output_settings *s,
 		return NULL;
 	o->name = strdup(name);
 	o->cpu_period_ns = s->cpu_period_ns;
-	o->cpu = folded_profile_new(stacks);
-	if (s->wall)
-		o->wall = folded_profile_new(stacks);
-	if (s->off_cpu)
-		o->off_cpu = folded_profile_new(stacks);
-	if (s->wall && s->html)
-		o->wall_states = folded_profile_new(stacks);
-	if (!o->name || !o->cpu || (s->wall && !o->wall) || (s->off_cpu && !o->off_cpu) ||
-	    (s->wall && s->html && !o->wall_states))
+	if (!o->name || new_profiles(s, stacks, o))
 		goto fail;
 	for (int i = 0; i < nlabels && i < OUTPUT_MAX_LABELS; i++) {
 		o->labels[i].key = strdup(labels[i].key);
@@ -167,7 +190,9 @@ static int open_jfr(const struct profile_outputs *outs, struct profile_output *o
 	};
 	/* Many stage files may be open at once: small chunks keep each
 	 * writer's memory low (it is bounded by one chunk). */
-	struct jfr_writer_options jopts = { .gzip = st->compress, .chunk_bytes = 2u << 20 };
+	struct jfr_writer_options jopts = { .gzip = st->compress, .chunk_bytes = 2u << 20,
+					    .append = o->jfr_on_disk };
+	void *keys = NULL;
 	char path[PATH_MAX];
 	int err;
 
@@ -185,8 +210,15 @@ static int open_jfr(const struct profile_outputs *outs, struct profile_output *o
 		sp_err("create the folder for %s: %s", path, strerror(-err));
 		return err;
 	}
+	/* Appending: keys go on from those the file holds. */
+	if (o->jfr_on_disk && (err = count_spill_get_bytes(outs->spill, &o->jfr_keys, &keys)))
+		return err;
+	jopts.keys = keys;
+	jopts.keys_len = o->jfr_keys.bytes;
 	o->jfr = jfr_writer_open(path, &info, &jopts);
-	return o->jfr ? 0 : -errno;
+	err = o->jfr ? 0 : -errno;
+	free(keys);
+	return err;
 }
 
 /* JFR wall samples have whole weights in units of the wall interval; the
@@ -271,8 +303,58 @@ static int add_with_state(struct profile_outputs *outs, struct profile_output *o
 								       : state_frames[SP_STATE_OTHER],
 		FRAME_NATIVE };
 	memcpy(outs->scratch + 1, s->frames, s->nframes * sizeof(*s->frames));
-	return folded_profile_add(o->wall_states, s->root_label, thread, outs->scratch,
+	return folded_profile_add(o->profiles[PROFILE_WALL_STATES], s->root_label, thread, outs->scratch,
 				  s->nframes + 1, ns);
+}
+
+static int write_files(struct profile_outputs *outs, struct profile_output *o, bool parking);
+
+/* Writes o's files, parks its counts and frees its profiles and JFR
+ * buffers.  When a file cannot be written or the counts cannot be parked,
+ * every output stays in memory from then on (written at the end, as
+ * without parking): nothing recorded is lost. */
+static void park(struct profile_outputs *outs, struct profile_output *o)
+{
+	struct count_spill_ref at[PROFILE_KINDS] = { { 0, 0 } };
+
+	if (write_files(outs, o, true)) {
+		sp_err("%s/%s could not be written while recording; outputs stay in memory "
+		       "until the end", outs->dir, o->name);
+		outs->parking_off = true;
+		return;
+	}
+	for (int k = 0; k < PROFILE_KINDS; k++)
+		if (o->profiles[k] && count_spill_put(outs->spill, o->profiles[k], &at[k])) {
+			outs->parking_off = true;
+			return;
+		}
+	for (int k = 0; k < PROFILE_KINDS; k++) {
+		folded_profile_free(o->profiles[k]);
+		o->profiles[k] = NULL;
+		o->parked_at[k] = at[k];
+	}
+	o->parked = true;
+}
+
+/* A parked output's counts back in memory, for a late sample.  0, or
+ * -errno with the output still parked. */
+static int unpark(struct profile_outputs *outs, struct profile_output *o)
+{
+	int err = new_profiles(&outs->settings, outs->stacks, o);
+
+	for (int k = 0; k < PROFILE_KINDS && !err; k++)
+		if (o->profiles[k])
+			err = count_spill_get(outs->spill, &o->parked_at[k], o->profiles[k]);
+	if (err) {
+		for (int k = 0; k < PROFILE_KINDS; k++) {
+			folded_profile_free(o->profiles[k]);
+			o->profiles[k] = NULL;
+		}
+		return err;
+	}
+	o->parked = false;
+	o->stats.unparked++;
+	return 0;
 }
 
 static int idle_one(const char *name, void *value, void *ctx)
@@ -282,7 +364,13 @@ static int idle_one(const char *name, void *value, void *ctx)
 	int err;
 
 	(void)name;
-	if (!o || !o->jfr || o->jfr_idle || o->last_sample_ns + IDLE_NS > outs->newest_sample_ns)
+	if (!o || o->parked || o->last_sample_ns + IDLE_NS > outs->newest_sample_ns)
+		return 0;
+	if (o->last_sample_ns + PARK_NS <= outs->newest_sample_ns && !outs->parking_off) {
+		park(outs, o);
+		return 0;
+	}
+	if (!o->jfr || o->jfr_idle)
 		return 0;
 	o->jfr_idle = true;
 	err = jfr_writer_idle(o->jfr);
@@ -315,9 +403,12 @@ int profile_output_add(struct profile_outputs *outs, struct profile_output *o,
 		       const struct resolved_sample *s)
 {
 	const char *thread = outs->settings.per_thread ? s->thread_name : NULL;
+	struct folded_profile *const *p = o->profiles;
 	int64_t id;
 	int err = 0;
 
+	if (o->parked && (err = unpark(outs, o)))
+		return err;
 	note_time(outs, o, s->timestamp_ns);
 	/* One lookup serves the output's folded profiles and its JFR chunk:
 	 * the stack is stored once, and a stack seen before costs no
@@ -329,27 +420,32 @@ int profile_output_add(struct profile_outputs *outs, struct profile_output *o,
 		return (int)id;
 	if (s->kind == SAMPLE_CPU) {
 		o->stats.cpu_samples++;
-		err = folded_profile_add_id(o->cpu, (uint32_t)id, 1);
-		if (!err && o->wall)
-			err = folded_profile_add_id(o->wall, (uint32_t)id, o->cpu_period_ns);
-		if (!err && o->wall_states)
+		err = folded_profile_add_id(p[PROFILE_CPU], (uint32_t)id, 1);
+		if (!err && p[PROFILE_WALL])
+			err = folded_profile_add_id(p[PROFILE_WALL], (uint32_t)id, o->cpu_period_ns);
+		if (!err && p[PROFILE_WALL_STATES])
 			err = add_with_state(outs, o, s, thread, o->cpu_period_ns);
 		return err;
 	}
 	o->stats.off_cpu_events++;
 	o->stats.off_cpu_ns += s->off_cpu_ns;
-	if (o->wall)
-		err = folded_profile_add_id(o->wall, (uint32_t)id, s->off_cpu_ns);
-	if (!err && o->wall_states)
+	if (p[PROFILE_WALL])
+		err = folded_profile_add_id(p[PROFILE_WALL], (uint32_t)id, s->off_cpu_ns);
+	if (!err && p[PROFILE_WALL_STATES])
 		err = add_with_state(outs, o, s, thread, s->off_cpu_ns);
-	if (!err && o->off_cpu)
-		err = folded_profile_add_id(o->off_cpu, (uint32_t)id, s->off_cpu_ns);
+	if (!err && p[PROFILE_OFF_CPU])
+		err = folded_profile_add_id(p[PROFILE_OFF_CPU], (uint32_t)id, s->off_cpu_ns);
 	return err;
 }
 
 const struct output_stats *profile_output_stats(const struct profile_output *o)
 {
 	return &o->stats;
+}
+
+bool profile_output_parked(const struct profile_output *o)
+{
+	return o->parked;
 }
 
 static int add_to_tree(const char *stack, size_t len, uint64_t count, void *ctx)
@@ -381,7 +477,7 @@ static int write_html(const struct profile_outputs *outs, const struct profile_o
 	flame_page_mode_for(folded_path, outs->settings.wall_interval_ns, &po.mode, &po.unit_ns);
 	flame_page_title(o->name, po.mode, title, sizeof(title));
 	po.title = title;
-	po.thread_states = profile == o->wall_states;
+	po.thread_states = profile == o->profiles[PROFILE_WALL_STATES];
 	err = folded_profile_foreach(profile, unit, add_to_tree, t);
 	if (err)
 		sp_err("flame graph of %s: %s", folded_path, strerror(-err));
@@ -420,6 +516,55 @@ static void write_profile(const struct profile_outputs *outs, const struct profi
 		*html_err = write_html(outs, o, page, path, unit);
 }
 
+/* Writes all of o's files (each file's error is in o->errors); returns the
+ * first error of a folded file or page (a JFR error was reported and does
+ * not stop the others).  parking: the JFR writer's key state goes to the
+ * spill file, for appending. */
+static int write_files(struct profile_outputs *outs, struct profile_output *o, bool parking)
+{
+	const struct output_settings *s = &outs->settings;
+	struct folded_profile *const *p = o->profiles;
+	int *errs = o->errors, err;
+
+	write_profile(outs, o, p[PROFILE_CPU], p[PROFILE_CPU], ".folded", 1, &errs[OUTPUT_FOLDED],
+		      &errs[OUTPUT_FOLDED_HTML]);
+	write_profile(outs, o, p[PROFILE_WALL],
+		      p[PROFILE_WALL_STATES] ? p[PROFILE_WALL_STATES] : p[PROFILE_WALL],
+		      ".wall.folded", s->wall_interval_ns, &errs[OUTPUT_WALL_FOLDED],
+		      &errs[OUTPUT_WALL_HTML]);
+	write_profile(outs, o, p[PROFILE_OFF_CPU], p[PROFILE_OFF_CPU], ".offcpu.folded", 1000000,
+		      &errs[OUTPUT_OFF_CPU_FOLDED], &errs[OUTPUT_OFF_CPU_HTML]);
+	/* An output without samples still gets its (empty) JFR twin. */
+	if (s->jfr && !o->jfr && !o->jfr_failed && !o->jfr_on_disk && (err = open_jfr(outs, o))) {
+		o->jfr_failed = true;
+		errs[OUTPUT_JFR] = err;
+	}
+	if (o->jfr) {
+		void *keys = NULL;
+		size_t keys_len = 0;
+
+		/* A JFR that failed while recording is removed: its error stays.
+		 * Parking keeps the writer's key state for appending. */
+		err = parking ? jfr_writer_close_keys(o->jfr, NULL, &keys, &keys_len)
+			      : jfr_writer_close(o->jfr);
+		if (!errs[OUTPUT_JFR])
+			errs[OUTPUT_JFR] = err;
+		o->jfr = NULL;
+		o->jfr_on_disk = !errs[OUTPUT_JFR];
+		if (o->jfr_on_disk && parking &&
+		    (err = count_spill_put_bytes(outs->spill, keys, keys_len, &o->jfr_keys))) {
+			/* Without its keys the file takes no more chunks. */
+			o->jfr_failed = true;
+			errs[OUTPUT_JFR] = err;
+		}
+		free(keys);
+	}
+	for (int i = 0; i < OUTPUT_FILE_KINDS; i++)
+		if (errs[i] && i != OUTPUT_JFR)
+			return errs[i];
+	return 0;
+}
+
 struct write_all_ctx {
 	struct profile_outputs *outs;
 	int first_error;
@@ -428,35 +573,18 @@ struct write_all_ctx {
 static int write_one(const char *name, void *value, void *ctx)
 {
 	struct write_all_ctx *wc = ctx;
-	const struct output_settings *s = &wc->outs->settings;
 	struct profile_output *o = value;
-	int *errs = o->errors, err;
+	int err;
 
 	(void)name;
 	if (!o)
 		return 0;
-	write_profile(wc->outs, o, o->cpu, o->cpu, ".folded", 1, &errs[OUTPUT_FOLDED],
-		      &errs[OUTPUT_FOLDED_HTML]);
-	write_profile(wc->outs, o, o->wall, o->wall_states ? o->wall_states : o->wall,
-		      ".wall.folded", s->wall_interval_ns, &errs[OUTPUT_WALL_FOLDED],
-		      &errs[OUTPUT_WALL_HTML]);
-	write_profile(wc->outs, o, o->off_cpu, o->off_cpu, ".offcpu.folded", 1000000,
-		      &errs[OUTPUT_OFF_CPU_FOLDED], &errs[OUTPUT_OFF_CPU_HTML]);
-	/* An output without samples still gets its (empty) JFR twin. */
-	if (s->jfr && !o->jfr && !o->jfr_failed && (err = open_jfr(wc->outs, o))) {
-		o->jfr_failed = true;
-		errs[OUTPUT_JFR] = err;
-	}
-	if (o->jfr) {
-		/* A JFR that failed while recording is removed: its error stays. */
-		err = jfr_writer_close(o->jfr);
-		if (!errs[OUTPUT_JFR])
-			errs[OUTPUT_JFR] = err;
-		o->jfr = NULL;
-	}
-	for (int i = 0; i < OUTPUT_FILE_KINDS; i++)
-		if (errs[i] && !wc->first_error)
-			wc->first_error = errs[i];
+	/* A parked output's files are written; its errors stay. */
+	err = o->parked ? 0 : write_files(wc->outs, o, false);
+	for (int i = 0; i < OUTPUT_FILE_KINDS && !err; i++)
+		err = o->errors[i];
+	if (err && !wc->first_error)
+		wc->first_error = err;
 	return 0;
 }
 

@@ -12,7 +12,11 @@
  * node, its executor, its stage).  The outputs share one stack table
  * (base/stack_table.h): a stack seen before is counted by id, with no
  * allocation.  An output without samples for 10 s writes its JFR chunk
- * and frees the chunk's buffers (a finished stage holds next to nothing).
+ * and frees the chunk's buffers; after 30 s it writes all its files and
+ * parks its counts in a temporary file (output/count_spill.h), so a
+ * finished stage holds next to nothing and stopping writes only the
+ * outputs still running.  A late sample brings it back; its files are
+ * then written again (the JFR file appended to).
  * With html, each NAME*.folded gets a flame graph NAME*.html beside it
  * (output/flame_page.h).
  */
@@ -49,6 +53,7 @@ struct output_stats {
 	uint64_t cpu_samples;
 	uint64_t off_cpu_events;
 	uint64_t off_cpu_ns;
+	uint64_t unparked;       /* times a late sample brought it back */
 };
 
 struct profile_outputs;
@@ -67,8 +72,12 @@ int profile_output_add(struct profile_outputs *outs, struct profile_output *out,
 		       const struct resolved_sample *sample);
 const struct output_stats *profile_output_stats(const struct profile_output *out);
 
+/* Whether out is parked: its files written, its counts out of memory. */
+bool profile_output_parked(const struct profile_output *out);
+
 /* Writes every output's files (creating folders as needed) and closes the
- * JFR files. Continues past a failing output; returns the first error. */
+ * JFR files; a parked output's are written already. Continues past a
+ * failing output; returns the first error. */
 int profile_outputs_write(struct profile_outputs *outs);
 
 /* The files an output writes. */

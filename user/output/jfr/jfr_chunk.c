@@ -141,6 +141,35 @@ void jfr_chunk_trim(struct jfr_chunk *c)
 		jfr_pool_trim(c->pools[i]);
 }
 
+int jfr_chunk_save_keys(const struct jfr_chunk *c, struct jfr_buf *out)
+{
+	int err = 0;
+
+	jfr_buf_put(out, &c->end_ticks, sizeof(c->end_ticks));
+	for (int i = 0; i < NPOOLS && !err; i++)
+		err = jfr_pool_save_keys(c->pools[i], out);
+	return err ? err : out->failed ? -ENOMEM : 0;
+}
+
+int jfr_chunk_load_keys(struct jfr_chunk *c, const void *keys, size_t len)
+{
+	const uint8_t *pos = keys, *end = pos + len;
+	uint64_t ended;
+	int err = 0;
+
+	if (len < sizeof(ended))
+		return -EINVAL;
+	memcpy(&ended, pos, sizeof(ended));
+	pos += sizeof(ended);
+	for (int i = 0; i < NPOOLS && !err; i++)
+		err = jfr_pool_load_keys(c->pools[i], &pos, end);
+	if (err || pos != end)
+		return err ? err : -EINVAL;
+	if (ended > c->start_ticks)
+		jfr_chunk_begin(c, ended);
+	return 0;
+}
+
 int jfr_chunk_check_sample(const struct jfr_sample *s)
 {
 	if (s->weight == 0 || s->nframes < 0 || (s->nframes && !s->frames))
@@ -625,6 +654,8 @@ long long jfr_chunk_write(struct jfr_chunk *c, struct jfr_out *out,
 	    (ret = jfr_out_write(out, meta->data, meta->len)))
 		goto out;
 out:
-	jfr_chunk_begin(c, c->end_ticks);
+	/* Chunk start times stay distinct, even after an empty chunk: JMC
+	 * keeps one chunk per start time. */
+	jfr_chunk_begin(c, c->end_ticks + 1);
 	return ret ? ret : (long long)size;
 }

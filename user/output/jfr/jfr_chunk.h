@@ -42,6 +42,13 @@ void jfr_chunk_begin(struct jfr_chunk *c, uint64_t start_ticks);
  * for a writer that may get no more samples for a long time. */
 void jfr_chunk_trim(struct jfr_chunk *c);
 
+/* Every pool's key state (jfr_pool_save_keys) and where the last chunk
+ * ended, for a writer that appends to the same file later: its chunks
+ * start after that (JMC keeps one chunk per start time).  load begins the
+ * chunk there.  0 or -errno. */
+int jfr_chunk_save_keys(const struct jfr_chunk *c, struct jfr_buf *out);
+int jfr_chunk_load_keys(struct jfr_chunk *c, const void *keys, size_t len);
+
 /* Adds a sample (checked by the caller); returns 0 or -ENOMEM. */
 int jfr_chunk_add_sample(struct jfr_chunk *c, const struct jfr_sample *s);
 /* Checks a sample's fields; 0 or -EINVAL. */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -16,12 +17,23 @@ struct jfr_out {
 	int fd;
 	gzFile gz;
 	int error;                  /* first -errno seen; later writes are no-ops */
+	off_t kept;                 /* appending: the bytes PATH had */
 	unsigned long long bytes;
 };
 
-struct jfr_out *jfr_out_open(const char *path, int gzip)
+/* After a failure: PATH as it was before this writer. */
+static void restore(const struct jfr_out *out)
+{
+	if (out->kept > 0 && !truncate(out->tmp_path, out->kept) &&
+	    !rename(out->tmp_path, out->path))
+		return;
+	unlink(out->tmp_path);
+}
+
+struct jfr_out *jfr_out_open(const char *path, int gzip, int append)
 {
 	struct jfr_out *out = calloc(1, sizeof(*out));
+	struct stat st;
 	int err;
 
 	if (!out || !(out->path = strdup(path)) ||
@@ -30,19 +42,28 @@ struct jfr_out *jfr_out_open(const char *path, int gzip)
 		sp_err("create %s: %s", path, strerror(err));
 		goto fail;
 	}
-	out->fd = open(out->tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (append && rename(path, out->tmp_path) < 0 && errno != ENOENT) {
+		err = errno;
+		sp_err("append to %s: %s", path, strerror(err));
+		goto fail;
+	}
+	out->fd = open(out->tmp_path, O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC),
+		       0644);
 	if (out->fd < 0) {
 		err = errno;
 		sp_err("create %s: %s", out->tmp_path, strerror(err));
+		if (append)
+			rename(out->tmp_path, path);
 		goto fail;
 	}
+	out->kept = append && !fstat(out->fd, &st) ? st.st_size : 0;
 	if (gzip) {
-		out->gz = gzdopen(out->fd, "wb6");
+		out->gz = gzdopen(out->fd, append ? "ab6" : "wb6");
 		if (!out->gz) {
 			err = errno ? errno : ENOMEM;
 			sp_err("gzip %s: %s", out->tmp_path, strerror(err));
 			close(out->fd);
-			unlink(out->tmp_path);
+			restore(out);
 			goto fail;
 		}
 	}
@@ -130,7 +151,7 @@ int jfr_out_close(struct jfr_out *out, int discard)
 		sp_err("rename %s to %s: %s", out->tmp_path, out->path, strerror(err));
 	}
 	if (out->error || discard)
-		unlink(out->tmp_path);
+		restore(out);
 	ret = out->error;
 	free(out->path);
 	free(out->tmp_path);

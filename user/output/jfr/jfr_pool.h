@@ -30,6 +30,13 @@ void jfr_pool_reset(struct jfr_pool *pool);
  * goes idle); keys still never repeat. */
 void jfr_pool_trim(struct jfr_pool *pool);
 
+/* The pool's key state (counters and wanted keys in use), which a later
+ * writer appending to the same file needs so that keys still never repeat:
+ * appended to out, and read back (advancing *pos) into a new pool.  0, or
+ * -ENOMEM / -EINVAL (state cut short). */
+int jfr_pool_save_keys(const struct jfr_pool *pool, struct jfr_buf *out);
+int jfr_pool_load_keys(struct jfr_pool *pool, const uint8_t **pos, const uint8_t *end);
+
 /* First key handed out in place of a wanted key that is already taken. */
 #define JFR_POOL_SPARE_KEYS (1u << 30)
 
