@@ -35,6 +35,7 @@ struct profile_output {
 	bool jfr_failed;                /* reported once; the folded files go on */
 	bool jfr_on_disk;               /* a parked output's JFR file: append to it */
 	bool parked;                    /* files written, counts in the spill file */
+	bool unpark_failed;             /* said once; later samples are not added */
 	struct count_spill_ref parked_at[PROFILE_KINDS];
 	struct count_spill_ref jfr_keys;   /* its JFR writer's key state */
 	int errors[OUTPUT_FILE_KINDS];  /* -errno of each file that failed */
@@ -303,8 +304,8 @@ static int add_with_state(struct profile_outputs *outs, struct profile_output *o
 								       : state_frames[SP_STATE_OTHER],
 		FRAME_NATIVE };
 	memcpy(outs->scratch + 1, s->frames, s->nframes * sizeof(*s->frames));
-	return folded_profile_add(o->profiles[PROFILE_WALL_STATES], s->root_label, thread, outs->scratch,
-				  s->nframes + 1, ns);
+	return folded_profile_add(o->profiles[PROFILE_WALL_STATES], s->root_label, thread,
+				  outs->scratch, s->nframes + 1, ns);
 }
 
 static int write_files(struct profile_outputs *outs, struct profile_output *o, bool parking);
@@ -337,10 +338,11 @@ static void park(struct profile_outputs *outs, struct profile_output *o)
 }
 
 /* A parked output's counts back in memory, for a late sample.  0, or
- * -errno with the output still parked. */
+ * -errno with the output still parked: its files keep what they had, the
+ * failure is listed with them, and it is not tried again. */
 static int unpark(struct profile_outputs *outs, struct profile_output *o)
 {
-	int err = new_profiles(&outs->settings, outs->stacks, o);
+	int err = o->unpark_failed ? -EIO : new_profiles(&outs->settings, outs->stacks, o);
 
 	for (int k = 0; k < PROFILE_KINDS && !err; k++)
 		if (o->profiles[k])
@@ -350,6 +352,9 @@ static int unpark(struct profile_outputs *outs, struct profile_output *o)
 			folded_profile_free(o->profiles[k]);
 			o->profiles[k] = NULL;
 		}
+		if (!o->unpark_failed)
+			o->errors[OUTPUT_FOLDED] = err;
+		o->unpark_failed = true;
 		return err;
 	}
 	o->parked = false;
