@@ -544,18 +544,26 @@ def spark_run(config, data, work, run_dir):
                                 glob.glob(os.path.join(run_dir, "ap-*.jfr")))
         return r
     finally:
-        if sp and sp.poll() is None:
-            sp.kill()
-            finish_waited(sp)
-        if driver.poll() is None:
-            os.killpg(driver.pid, signal.SIGKILL)
-            driver.wait(timeout=60)
-        errlog.close()
-        try:
-            for p in executor_pids(app_id).values():
+        end_spark_run(sp, driver, errlog, locals().get("app_id"))
+
+
+def end_spark_run(sp, driver, errlog, app_id):
+    """Stops whatever of a Spark run is still alive (sparkprof, the driver,
+    the executors of app_id)."""
+    from spark_cluster import executor_pids
+    if sp and sp.poll() is None:
+        sp.kill()
+        finish_waited(sp)
+    if driver.poll() is None:
+        os.killpg(driver.pid, signal.SIGKILL)
+        driver.wait(timeout=60)
+    errlog.close()
+    if app_id:
+        for p in executor_pids(app_id).values():
+            try:
                 os.kill(p, signal.SIGKILL)
-        except (NameError, ProcessLookupError):
-            pass
+            except ProcessLookupError:
+                pass
 
 
 def bench_spark(cfg, work):
@@ -588,7 +596,6 @@ def tree_bytes(path):
 
 
 def bench_soak(cfg, work):
-    from spark_cluster import executor_pids
     seconds, every = cfg["soak_seconds"], cfg["soak_every"]
     data = os.path.join(work, "tpch")
     subprocess.run([sys.executable, os.path.join(ROOT, "bench", "spark_queries.py"),
@@ -638,23 +645,14 @@ def bench_soak(cfg, work):
         open(release, "w").close()
         driver.wait(timeout=300)
         s = read_summary(out)
-        stages = len(glob.glob(os.path.join(out, "*", "exec-*", "stage-*")))
+        # a stage output is several files (folded, wall, pages, JFR)
+        stages = len({(os.path.dirname(p), os.path.basename(p).split(".")[0]) for p in
+                      glob.glob(os.path.join(out, "*", "exec-*", "stage-*"))})
         size = tree_bytes(out)
     finally:
-        if sp and sp.poll() is None:
-            sp.kill()
-            finish_waited(sp)
-        if driver.poll() is None:
-            os.killpg(driver.pid, signal.SIGKILL)
-            driver.wait(timeout=60)
-        errlog.close()
+        end_spark_run(sp, driver, errlog, locals().get("app_id"))
         churn.kill()
         churn.wait()
-        try:
-            for p in executor_pids(app_id).values():
-                os.kill(p, signal.SIGKILL)
-        except (NameError, ProcessLookupError):
-            pass
     shutil.rmtree(run_dir, ignore_errors=True)
     log(f"soak: RSS {series[0][1] // 1024} -> {series[-1][1] // 1024} MiB over {seconds} s, "
         f"max {maxrss // 1024} MiB, {stages} stage outputs, {res.get('rounds')} rounds, "
