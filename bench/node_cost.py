@@ -377,6 +377,28 @@ def compile_churn(work):
     return classes
 
 
+def start_churn(work, seconds):
+    """CodeChurn under the helper with an 8 MiB code cache, running."""
+    classes = compile_churn(work)
+    jvm = subprocess.Popen([os.path.join(JDK17, "bin", "java"), f"-agentpath:{HELPER}",
+                            "-XX:+PreserveFramePointer", "-XX:ReservedCodeCacheSize=8m",
+                            "-cp", classes, "CodeChurn", str(seconds), classes],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    jvm.stdout.readline()
+    drain(jvm.stdout)
+    return jvm
+
+
+def start_wall_recording(out):
+    """`sparkprof record -a --wall -o out`, attached; (process, start time)."""
+    proc = spawn_waited([SPARKPROF, "record", "-a", "--wall", "-o", out],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    t0 = time.monotonic()
+    wait_line(proc, r"recording into")
+    drain(proc.stderr)
+    return proc, t0
+
+
 def vm_rss_kib(pid):
     try:
         with open(f"/proc/{pid}/status") as f:
@@ -389,24 +411,14 @@ def vm_rss_kib(pid):
 
 
 def bench_rss(cfg, work):
-    classes = compile_churn(work)
     seconds, every = cfg["rss_seconds"], cfg["rss_every"]
-    jvm = subprocess.Popen([os.path.join(JDK17, "bin", "java"), f"-agentpath:{HELPER}",
-                            "-XX:+PreserveFramePointer", "-XX:ReservedCodeCacheSize=8m",
-                            "-cp", classes, "CodeChurn", str(seconds + 60), classes],
-                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    jvm.stdout.readline()
-    drain(jvm.stdout)
+    jvm = start_churn(work, seconds + 60)
     out = os.path.join(work, "rss")
     series = []
     try:
         time.sleep(2)
         with LoadMonitor() as lm:
-            proc = spawn_waited([SPARKPROF, "record", "-a", "--wall", "-o", out],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            t0 = time.monotonic()
-            wait_line(proc, r"recording into")
-            drain(proc.stderr)
+            proc, t0 = start_wall_recording(out)
             while time.monotonic() - t0 < seconds:
                 rss = vm_rss_kib(proc.pid)
                 if rss is None:
@@ -601,16 +613,10 @@ def bench_soak(cfg, work):
     subprocess.run([sys.executable, os.path.join(ROOT, "bench", "spark_queries.py"),
                     "generate", data, "1"], env=spark_env(work), cwd=work, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    classes = compile_churn(work)
     run_dir = os.path.join(work, "soak")
     os.makedirs(run_dir)
     go, release = os.path.join(run_dir, "go"), os.path.join(run_dir, "release")
-    churn = subprocess.Popen([os.path.join(JDK17, "bin", "java"), f"-agentpath:{HELPER}",
-                              "-XX:+PreserveFramePointer", "-XX:ReservedCodeCacheSize=8m",
-                              "-cp", classes, "CodeChurn", str(seconds + 120), classes],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    churn.stdout.readline()
-    drain(churn.stdout)
+    churn = start_churn(work, seconds + 120)
     errlog = open(os.path.join(run_dir, "driver.log"), "w")
     driver = subprocess.Popen([sys.executable, os.path.join(ROOT, "bench", "spark_queries.py"),
                                "run", data, "local-cluster[2,1,1024]",
@@ -622,11 +628,7 @@ def bench_soak(cfg, work):
     try:
         app_id = json.loads(driver.stdout.readline())["ready"]
         with LoadMonitor() as lm:
-            sp = spawn_waited([SPARKPROF, "record", "-a", "--wall", "-o", out],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            t0 = time.monotonic()
-            wait_line(sp, r"recording into")
-            drain(sp.stderr)
+            sp, t0 = start_wall_recording(out)
             open(go, "w").close()
             while time.monotonic() - t0 < seconds:
                 rss = vm_rss_kib(sp.pid)
