@@ -604,7 +604,16 @@ def bench_spark(cfg, work):
 # ------------------------------------------------------------------ 7: soak
 
 def tree_bytes(path):
-    return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
+    """Bytes of the files under path; files renamed meanwhile (a JFR file
+    closing) count as nothing."""
+    total = 0
+    for d, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.path.getsize(os.path.join(d, f))
+            except OSError:
+                pass
+    return total
 
 
 def bench_soak(cfg, work):
