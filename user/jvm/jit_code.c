@@ -18,10 +18,23 @@ struct code_blob {
 	size_t inl_first, inl_count; /* into jc->inl */
 };
 
+/* PCs [start, end) of a blob, as offsets from its start, and the chain
+ * of frames inlined there. */
 struct inline_range {
-	uint64_t start, end;
-	size_t names_first;  /* into jc->inl_names, innermost first */
-	unsigned depth;
+	uint32_t start, end;
+	uint32_t names_first;  /* into chains.names, innermost first */
+	uint32_t depth;
+};
+
+/* Chains of inlined frames, each stored once: a compiled method's ranges
+ * and the methods that inline the same callees repeat the same chains.
+ * Found by an open-addressing index over (names), at most half full. */
+struct chain_store {
+	const char **names;
+	size_t nnames, capnames;
+	struct inline_range *index;  /* names_first and depth; depth 0: empty */
+	size_t capindex;             /* a power of two */
+	size_t count;
 };
 
 struct jit_code {
@@ -37,8 +50,7 @@ struct jit_code {
 
 	struct inline_range *inl;
 	size_t ninl, capinl;
-	const char **inl_names;
-	size_t ninl_names, capinl_names;
+	struct chain_store chains;
 };
 
 struct jit_code *jit_code_new(void)
@@ -55,8 +67,80 @@ void jit_code_free(struct jit_code *jc)
 	free(jc->by_start);
 	free(jc->max_end);
 	free(jc->inl);
-	free(jc->inl_names);
+	free(jc->chains.names);
+	free(jc->chains.index);
 	free(jc);
+}
+
+/* ---- chains of inlined frames ---- */
+
+static uint64_t chain_hash(const char *const *names, uint32_t depth)
+{
+	uint64_t h = depth;
+
+	for (uint32_t i = 0; i < depth; i++)
+		h = (h ^ (uintptr_t)names[i]) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 31);
+}
+
+static int chain_grow_index(struct chain_store *cs)
+{
+	size_t cap = cs->capindex ? cs->capindex * 2 : 1024;
+	struct inline_range *idx = calloc(cap, sizeof(*idx));
+
+	if (!idx)
+		return -ENOMEM;
+	for (size_t i = 0; i < cs->capindex; i++) {
+		struct inline_range e = cs->index[i];
+		size_t j;
+
+		if (!e.depth)
+			continue;
+		for (j = chain_hash(&cs->names[e.names_first], e.depth) & (cap - 1); idx[j].depth;
+		     j = (j + 1) & (cap - 1))
+			;
+		idx[j] = e;
+	}
+	free(cs->index);
+	cs->index = idx;
+	cs->capindex = cap;
+	return 0;
+}
+
+/* Where chain names[0..depth) lies in cs, stored if new.  0 or -ENOMEM. */
+static int chain_intern(struct chain_store *cs, const char *const *names, uint32_t depth,
+			uint32_t *first)
+{
+	size_t j;
+
+	if ((cs->count + 1) * 2 > cs->capindex && chain_grow_index(cs))
+		return -ENOMEM;
+	for (j = chain_hash(names, depth) & (cs->capindex - 1); cs->index[j].depth;
+	     j = (j + 1) & (cs->capindex - 1)) {
+		struct inline_range e = cs->index[j];
+
+		if (e.depth == depth &&
+		    !memcmp(&cs->names[e.names_first], names, depth * sizeof(*names))) {
+			*first = e.names_first;
+			return 0;
+		}
+	}
+	if (cs->nnames + depth > UINT32_MAX ||
+	    grow_array((void **)&cs->names, &cs->capnames, cs->nnames + depth, sizeof(*cs->names)))
+		return -ENOMEM;
+	memcpy(&cs->names[cs->nnames], names, depth * sizeof(*names));
+	*first = (uint32_t)cs->nnames;
+	cs->index[j] = (struct inline_range){ .names_first = *first, .depth = depth };
+	cs->nnames += depth;
+	cs->count++;
+	return 0;
+}
+
+static void chain_store_free(struct chain_store *cs)
+{
+	free(cs->names);
+	free(cs->index);
+	memset(cs, 0, sizeof(*cs));
 }
 
 /* ---- adding ---- */
@@ -175,7 +259,8 @@ static int keeps(const struct jit_code *jc, const struct code_blob *b, uint64_t 
 
 size_t jit_code_forget(struct jit_code *jc, uint64_t ts)
 {
-	size_t *new_index, n = 0, ninl = 0, nnames = 0, dropped;
+	struct chain_store kept = { 0 };
+	size_t *new_index, n = 0, ninl = 0, dropped;
 
 	if (!jc->nblobs)
 		return 0;
@@ -183,6 +268,23 @@ size_t jit_code_forget(struct jit_code *jc, uint64_t ts)
 	new_index = malloc(jc->nblobs * sizeof(*new_index));
 	if (!new_index)
 		return 0;
+	/* The chains the kept ranges use, into a new store first: out of
+	 * memory, nothing has changed. */
+	for (size_t i = 0; i < jc->nblobs; i++) {
+		const struct code_blob *b = &jc->blobs[i];
+
+		for (size_t k = 0; keeps(jc, b, ts) && k < b->inl_count; k++) {
+			const struct inline_range *r = &jc->inl[b->inl_first + k];
+			uint32_t first;
+
+			if (chain_intern(&kept, &jc->chains.names[r->names_first], r->depth,
+					 &first)) {
+				chain_store_free(&kept);
+				free(new_index);
+				return 0;
+			}
+		}
+	}
 	for (size_t i = 0; i < jc->nblobs; i++) {
 		struct code_blob b = jc->blobs[i];
 
@@ -196,10 +298,9 @@ size_t jit_code_forget(struct jit_code *jc, uint64_t ts)
 		for (size_t k = 0; k < b.inl_count; k++) {
 			struct inline_range r = jc->inl[b.inl_first + k];
 
-			memmove(&jc->inl_names[nnames], &jc->inl_names[r.names_first],
-				r.depth * sizeof(*jc->inl_names));
-			r.names_first = nnames;
-			nnames += r.depth;
+			/* Found: every kept chain is in the new store. */
+			chain_intern(&kept, &jc->chains.names[r.names_first], r.depth,
+				     &r.names_first);
 			jc->inl[ninl + k] = r;
 		}
 		b.inl_first = ninl;
@@ -213,7 +314,8 @@ size_t jit_code_forget(struct jit_code *jc, uint64_t ts)
 	dropped = jc->nblobs - n;
 	jc->nblobs = n;
 	jc->ninl = ninl;
-	jc->ninl_names = nnames;
+	chain_store_free(&jc->chains);
+	jc->chains = kept;
 	jc->index_dirty = 1;
 	if (jc->capindex > 4 * jc->nblobs) {
 		free(jc->by_start);
@@ -224,8 +326,6 @@ size_t jit_code_forget(struct jit_code *jc, uint64_t ts)
 	}
 	shrink_array((void **)&jc->blobs, &jc->capblobs, jc->nblobs, sizeof(*jc->blobs));
 	shrink_array((void **)&jc->inl, &jc->capinl, jc->ninl, sizeof(*jc->inl));
-	shrink_array((void **)&jc->inl_names, &jc->capinl_names, jc->ninl_names,
-		     sizeof(*jc->inl_names));
 	return dropped;
 }
 
@@ -236,20 +336,20 @@ int jit_code_add_inline(struct jit_code *jc, uint64_t id, uint64_t start, uint64
 	if (!jc->nblobs || jc->blobs[jc->nblobs - 1].id != id)
 		return -EINVAL;
 	struct code_blob *b = &jc->blobs[jc->nblobs - 1];
-	if (!b->is_method || start >= end || start < b->start || end > b->end || !depth)
+	if (!b->is_method || start >= end || start < b->start || end > b->end || !depth ||
+	    b->end - b->start > UINT32_MAX)
 		return -EINVAL;
 	/* Sorted and disjoint, for the binary search in inline_at(). */
-	if (b->inl_count && start < jc->inl[b->inl_first + b->inl_count - 1].end)
+	if (b->inl_count && start - b->start < jc->inl[b->inl_first + b->inl_count - 1].end)
 		return -EINVAL;
+	uint32_t first;
 	if (grow_array((void **)&jc->inl, &jc->capinl, jc->ninl + 1, sizeof(*jc->inl)) ||
-	    grow_array((void **)&jc->inl_names, &jc->capinl_names, jc->ninl_names + depth,
-		       sizeof(*jc->inl_names)))
+	    chain_intern(&jc->chains, names, depth, &first))
 		return -ENOMEM;
 	if (!b->inl_count)
 		b->inl_first = jc->ninl;
-	jc->inl[jc->ninl++] = (struct inline_range){ start, end, jc->ninl_names, depth };
-	memcpy(&jc->inl_names[jc->ninl_names], names, depth * sizeof(names[0]));
-	jc->ninl_names += depth;
+	jc->inl[jc->ninl++] = (struct inline_range){ (uint32_t)(start - b->start),
+						     (uint32_t)(end - b->start), first, depth };
 	b->inl_count++;
 	return 0;
 }
@@ -351,16 +451,17 @@ static const struct inline_range *inline_at(struct jit_code *jc, const struct co
 {
 	if (!b->inl_count)
 		return NULL;   /* jc->inl may be NULL yet */
+	uint64_t off = addr - b->start;   /* addr is inside b */
 	size_t lo = 0, hi = b->inl_count;
 	const struct inline_range *v = &jc->inl[b->inl_first];
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (v[mid].end <= addr)
+		if (v[mid].end <= off)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < b->inl_count && v[lo].start <= addr ? &v[lo] : NULL;
+	return lo < b->inl_count && v[lo].start <= off ? &v[lo] : NULL;
 }
 
 int jit_code_resolve(struct jit_code *jc, uint64_t addr, uint64_t ts, struct frame *out, int max)
@@ -387,7 +488,7 @@ int jit_code_resolve(struct jit_code *jc, uint64_t addr, uint64_t ts, struct fra
 	int skip = depth + 1 > max ? depth + 1 - max : 0;   /* drop innermost first */
 	int n = 0;
 	for (int i = skip; i < depth; i++)
-		out[n++] = (struct frame){ jc->inl_names[in->names_first + i], FRAME_INLINED };
+		out[n++] = (struct frame){ jc->chains.names[in->names_first + i], FRAME_INLINED };
 	out[n++] = (struct frame){ b->name, FRAME_JIT };
 	return n;
 }
