@@ -85,6 +85,13 @@ def test_a_file_that_does_not_load_is_replaced(cache, tmp_path):
     assert read_summary(tmp_path / "again")["kernel_btf"] == "cached"
 
 
+def test_nothing_is_written_into_a_folder_others_can_write(cache, tmp_path):
+    os.chmod(cache, 0o777)
+    record(tmp_path / "first", "-a", "-d", "0.5")
+    time.sleep(1)
+    assert os.listdir(cache) == []
+
+
 @pytest.mark.parametrize("how", ["file-not-root", "folder-writable"])
 def test_a_file_others_could_write_is_not_used(cache, tmp_path, how):
     record(tmp_path / "first", "-a", "-d", "0.3")

@@ -104,6 +104,7 @@ pid_t btf_cache_make(const char *path)
 	const char *bpftool = find_bpftool();
 	char dir[PATH_MAX], tmp[PATH_MAX], obj1[PATH_MAX], obj2[PATH_MAX], *slash;
 	const void *elf1, *elf2;
+	struct stat st;
 	size_t n1, n2;
 	pid_t pid;
 	int err;
@@ -124,6 +125,9 @@ pid_t btf_cache_make(const char *path)
 	}
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return -errno;
+	/* Written as root: only into a folder nobody else can change. */
+	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || !root_only(&st))
+		return -EPERM;
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid()) >= sizeof(tmp) ||
 	    (size_t)snprintf(obj1, sizeof(obj1), "%s.%d.profile.o", path, (int)getpid()) >=
 		    sizeof(obj1) ||

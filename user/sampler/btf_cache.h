@@ -32,8 +32,9 @@ bool btf_cache_usable(const char *path);
 
 /* Starts `bpftool gen min_core_btf` writing path (through a temporary
  * file and rename), creating its folder (0700) if needed.  Returns the
- * child's pid, 0 when bpftool is not installed, or -errno.  The child
- * works on after we exit if it must. */
+ * child's pid, 0 when bpftool is not installed, -EPERM when the folder is
+ * not root's alone, or -errno.  The child works on after we exit if it
+ * must. */
 pid_t btf_cache_make(const char *path);
 
 #endif
