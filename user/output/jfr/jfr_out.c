@@ -21,13 +21,17 @@ struct jfr_out {
 	unsigned long long bytes;
 };
 
-/* After a failure: PATH as it was before this writer. */
+/* After a failure: PATH as it was before this writer (appending), or
+ * nothing. */
 static void restore(const struct jfr_out *out)
 {
-	if (out->kept > 0 && !truncate(out->tmp_path, out->kept) &&
-	    !rename(out->tmp_path, out->path))
+	if (out->kept <= 0) {
+		unlink(out->tmp_path);
 		return;
-	unlink(out->tmp_path);
+	}
+	if (truncate(out->tmp_path, out->kept) < 0 || rename(out->tmp_path, out->path) < 0)
+		sp_err("put back %s: %s; its earlier chunks are in %s", out->path, strerror(errno),
+		       out->tmp_path);
 }
 
 struct jfr_out *jfr_out_open(const char *path, int gzip, int append)
