@@ -107,6 +107,23 @@ static int chain_grow_index(struct chain_store *cs)
 	return 0;
 }
 
+/* The index slot of chain names[0..depth), or of the empty slot where it
+ * would go; cs->index must have room. */
+static size_t chain_slot(const struct chain_store *cs, const char *const *names, uint32_t depth)
+{
+	size_t j;
+
+	for (j = chain_hash(names, depth) & (cs->capindex - 1); cs->index[j].depth;
+	     j = (j + 1) & (cs->capindex - 1)) {
+		struct inline_range e = cs->index[j];
+
+		if (e.depth == depth &&
+		    !memcmp(&cs->names[e.names_first], names, depth * sizeof(*names)))
+			break;
+	}
+	return j;
+}
+
 /* Where chain names[0..depth) lies in cs, stored if new.  0 or -ENOMEM. */
 static int chain_intern(struct chain_store *cs, const char *const *names, uint32_t depth,
 			uint32_t *first)
@@ -115,15 +132,10 @@ static int chain_intern(struct chain_store *cs, const char *const *names, uint32
 
 	if ((cs->count + 1) * 2 > cs->capindex && chain_grow_index(cs))
 		return -ENOMEM;
-	for (j = chain_hash(names, depth) & (cs->capindex - 1); cs->index[j].depth;
-	     j = (j + 1) & (cs->capindex - 1)) {
-		struct inline_range e = cs->index[j];
-
-		if (e.depth == depth &&
-		    !memcmp(&cs->names[e.names_first], names, depth * sizeof(*names))) {
-			*first = e.names_first;
-			return 0;
-		}
+	j = chain_slot(cs, names, depth);
+	if (cs->index[j].depth) {
+		*first = cs->index[j].names_first;
+		return 0;
 	}
 	if (cs->nnames + depth > UINT32_MAX ||
 	    grow_array((void **)&cs->names, &cs->capnames, cs->nnames + depth, sizeof(*cs->names)))
@@ -298,9 +310,9 @@ size_t jit_code_forget(struct jit_code *jc, uint64_t ts)
 		for (size_t k = 0; k < b.inl_count; k++) {
 			struct inline_range r = jc->inl[b.inl_first + k];
 
-			/* Found: every kept chain is in the new store. */
-			chain_intern(&kept, &jc->chains.names[r.names_first], r.depth,
-				     &r.names_first);
+			/* Every kept chain is in the new store already. */
+			r.names_first = kept.index[chain_slot(&kept, &jc->chains.names[r.names_first],
+							      r.depth)].names_first;
 			jc->inl[ninl + k] = r;
 		}
 		b.inl_first = ninl;
