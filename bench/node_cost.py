@@ -334,45 +334,33 @@ def first_jfr_sample_ns(jfr_file):
 
 
 def bench_startup(cfg, work):
-    """Each repetition twice, interleaved: with the cached kernel types
-    (sampler/btf_cache.h; made by a first recording) and without
-    (SPARKPROF_BTF_CACHE empty: the kernel's whole BTF)."""
     rows = []
-    cache = os.path.join(work, "btf")
-    os.makedirs(cache, mode=0o700)
-    wl = start_hot(NCPU, cfg["startup_reps"] * 60 + 60)
+    wl = start_hot(NCPU, cfg["startup_reps"] * 30 + 30)
     try:
-        subprocess.run([SPARKPROF, "record", "-a", "-d", "0.3", "-o", os.path.join(work, "warm")],
-                       env=dict(os.environ, SPARKPROF_BTF_CACHE=cache), check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(2)   # bpftool writes the cache meanwhile
         for rep in range(cfg["startup_reps"]):
-            for btf in ("cached", "kernel"):
-                env = dict(os.environ, SPARKPROF_BTF_CACHE=cache if btf == "cached" else "")
-                out = os.path.join(work, "start")
-                with LoadMonitor() as lm:
-                    t_exec_real = time.time_ns()
-                    t_exec = time.monotonic()
-                    proc = spawn_waited([SPARKPROF, "record", "-a", "-F", "999", "-d", "1",
-                                         "-o", out], stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.PIPE, text=True, env=env)
-                    t_attached = wait_line(proc, r"recording into")
-                    drain(proc.stderr)
-                    rc, cpu, _ = finish_waited(proc, timeout=120)
-                first = None
-                for j in glob.glob(os.path.join(out, "*.jfr")):
-                    f = first_jfr_sample_ns(j)
-                    if f is not None:
-                        first = f if first is None else min(first, f)
-                r = {"btf": read_summary(out).get("kernel_btf", btf),
-                     "attached_ms": (t_attached - t_exec) * 1000 if t_attached else None,
-                     "first_sample_ms": (first - t_exec_real) / 1e6 if first else None,
-                     "cpu_s": cpu, "load": (lm.runnable, lm.loadavg)}
-                log(f"start-up ({r['btf']} BTF): attached {r['attached_ms']} ms, first sample "
-                    f"{r['first_sample_ms']} ms, load {lm.text()}")
-                rows.append(r)
-                shutil.rmtree(out, ignore_errors=True)
-                time.sleep(1)
+            out = os.path.join(work, "start")
+            with LoadMonitor() as lm:
+                t_exec_real = time.time_ns()
+                t_exec = time.monotonic()
+                proc = spawn_waited([SPARKPROF, "record", "-a", "-F", "999", "-d", "1", "-o",
+                                     out], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                    text=True)
+                t_attached = wait_line(proc, r"recording into")
+                drain(proc.stderr)
+                rc, cpu, _ = finish_waited(proc, timeout=120)
+            first = None
+            for j in glob.glob(os.path.join(out, "*.jfr")):
+                f = first_jfr_sample_ns(j)
+                if f is not None:
+                    first = f if first is None else min(first, f)
+            r = {"attached_ms": (t_attached - t_exec) * 1000 if t_attached else None,
+                 "first_sample_ms": (first - t_exec_real) / 1e6 if first else None,
+                 "cpu_s": cpu, "load": (lm.runnable, lm.loadavg)}
+            log(f"start-up: attached {r['attached_ms']} ms, first sample "
+                f"{r['first_sample_ms']} ms, load {lm.text()}")
+            rows.append(r)
+            shutil.rmtree(out, ignore_errors=True)
+            time.sleep(1)
     finally:
         stop_procs(wl)
     return rows
@@ -757,18 +745,13 @@ def report(mode, m, res):
         L += ["", "## 3. Start to first sample", "",
               "From exec of `sparkprof record -a -F 999` (both CPUs busy): to its "
               "`recording into` line (printed once the sampler is attached), and to the "
-              "earliest sample's timestamp in its JFR output; with the cached kernel types "
-              "and with the kernel's whole BTF, interleaved.", "",
-              "| kernel BTF | runs | exec → sampler attached ms | exec → first sample ms | "
-              "CPU of a 1 s recording s | load |", "|---|---|---|---|---|---|"]
-        for btf in ("cached", "kernel"):
-            rr = [r for r in st if r.get("btf", "kernel") == btf]
-            if rr:
-                L.append(f"| {btf} | {len(rr)} | "
-                         f"{spread([r['attached_ms'] for r in rr], '{:.0f}')} | "
-                         f"{spread([r['first_sample_ms'] for r in rr], '{:.0f}')} | "
-                         f"{spread([r['cpu_s'] for r in rr], '{:.2f}')} | "
-                         f"{load_cell([r['load'] for r in rr])} |")
+              "earliest sample's timestamp in its JFR output.", "",
+              "| runs | exec → sampler attached ms | exec → first sample ms | "
+              "CPU of a 1 s recording s | load |", "|---|---|---|---|---|",
+              f"| {len(st)} | {spread([r['attached_ms'] for r in st], '{:.0f}')} | "
+              f"{spread([r['first_sample_ms'] for r in st], '{:.0f}')} | "
+              f"{spread([r['cpu_s'] for r in st], '{:.2f}')} | "
+              f"{load_cell([r['load'] for r in st])} |"]
     rs = res.get("rss")
     if rs:
         ser = rs["series"]

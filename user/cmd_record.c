@@ -15,7 +15,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,7 +29,6 @@
 #include "record/target_exits.h"
 #include "sampler/bpf_offcpu.h"
 #include "sampler/bpf_sampler.h"
-#include "sampler/btf_cache.h"
 #include "sampler/drain_thread.h"
 
 #define NSEC_PER_SEC 1000000000ULL
@@ -278,9 +276,6 @@ int cmd_record(int argc, char **argv)
 	bool filter, with_off_cpu;
 	int exit_code = 1, err;
 	uint64_t launch_mono = clock_ns(CLOCK_MONOTONIC);
-	char btf_path[PATH_MAX];
-	bool btf_known, btf_cached;
-	pid_t btf_maker = 0;
 
 	if (record_options_parse(&opts, argc, argv))
 		return 2;
@@ -306,18 +301,11 @@ int cmd_record(int argc, char **argv)
 	if (opts.command && child_command_spawn(&child, opts.command))
 		return 1;
 
-	/* Kernel types for CO-RE from the cache when a trusted file fits
-	 * (SPARKPROF_BTF_CACHE: its folder; empty: no cache). */
-	const char *btf_dir = getenv("SPARKPROF_BTF_CACHE");
-
-	btf_known = !(btf_dir && !*btf_dir) && !btf_cache_path(btf_dir, btf_path, sizeof(btf_path));
-	btf_cached = btf_known && btf_cache_usable(btf_path);
 	struct bpf_sampler_options sampler_opts = {
 		.frequency_hz = opts.frequency_hz,
 		.filter_tgids = filter,
 		.follow_children = opts.command != NULL,
 		.ringbuf_bytes = ring_buffer_bytes(&opts),
-		.btf_path = btf_cached ? btf_path : NULL,
 		.on_record = drain_thread_push,
 	};
 	start_mono = clock_ns(CLOCK_MONOTONIC);
@@ -329,7 +317,6 @@ int cmd_record(int argc, char **argv)
 		.start_realtime_ns = start_real,
 		.launch_monotonic_ns = launch_mono,
 		.resolve_delay_ns = RESOLVE_DELAY_NS,
-		.kernel_btf_cached = &btf_cached,
 		.on_new_process = mark_known,
 		.on_jvm = opts.java_walker ? describe_jvm : NULL,
 	};
@@ -363,10 +350,6 @@ int cmd_record(int argc, char **argv)
 	if (!sampler)
 		goto out;
 	bpf.sampler = sampler;
-	if (btf_cached && !bpf_sampler_used_btf_path(sampler)) {
-		unlink(btf_path);   /* made again below */
-		btf_cached = false;
-	}
 	if (rot)
 		rotation_set_callback_ctx(rot, &bpf);
 	else
@@ -390,7 +373,6 @@ int cmd_record(int argc, char **argv)
 			.filter_tgids = filter,
 			.min_off_cpu_ns = opts.min_off_cpu_ns,
 			.ringbuf_bytes = ring_buffer_bytes(&opts),
-			.btf_path = btf_cached ? btf_path : NULL,
 		};
 
 		bpf_sampler_shared_fds(sampler, &fds);
@@ -418,9 +400,6 @@ int cmd_record(int argc, char **argv)
 		child_command_release(&child);
 	sp_info("recording into %s%s", dir,
 		opts.duration_s > 0 || opts.command ? "" : " (Ctrl-C to stop)");
-	/* Sampling runs: now the next start-up's kernel types can be made. */
-	if (btf_known && !btf_cached && (btf_maker = btf_cache_make(btf_path)) < 0)
-		sp_debug("make %s: %s", btf_path, strerror((int)-btf_maker));
 
 	for (;;) {
 		uint64_t now;
@@ -490,8 +469,6 @@ int cmd_record(int argc, char **argv)
 		       dir, access_summary(dir) ? " (summary.json lists them)" : "");
 	}
 out:
-	if (btf_maker > 0)
-		waitpid(btf_maker, NULL, WNOHANG);   /* else it finishes on its own */
 	if (opts.command && !child.exited)
 		child_command_abort(&child);
 	drain_thread_free(drain);   /* joins the thread before the sampler goes */

@@ -265,8 +265,6 @@ int record_summary_write(const struct record_summary_input *in)
 	json_double(&w, in->launch_monotonic_ns && in->start_monotonic_ns > in->launch_monotonic_ns
 				? (double)(in->start_monotonic_ns - in->launch_monotonic_ns) / 1e9
 				: 0.0);
-	json_key(&w, "kernel_btf");
-	json_string(&w, in->kernel_btf_cached ? "cached" : "kernel");
 	json_key(&w, "frequency_hz");
 	json_uint(&w, o->frequency_hz);
 	json_key(&w, "event");

@@ -20,7 +20,6 @@ struct record_summary_input {
 	const struct record_options *opts;
 	const char *output_dir;
 	uint64_t launch_monotonic_ns;   /* the command began */
-	bool kernel_btf_cached;         /* CO-RE types from sampler/btf_cache */
 	uint64_t start_monotonic_ns, start_realtime_ns, end_monotonic_ns; /* sampling */
 	const uint64_t *counters;       /* SP_CNT_MAX BPF counters */
 	uint64_t bad_records;

@@ -26,10 +26,6 @@ struct recorder_config {
 	uint64_t start_monotonic_ns, start_realtime_ns;
 	uint64_t launch_monotonic_ns;   /* when the command began (start-up) */
 	uint64_t resolve_delay_ns;
-	/* Whether the BPF programs were loaded with cached kernel types
-	 * (sampler/btf_cache.h); read when the summary is written, since the
-	 * sampler is opened after the recorder.  NULL: no. */
-	const bool *kernel_btf_cached;
 	/* Kernel symbols to share (record/rotation: one table for every
 	 * interval); NULL: the recorder reads its own. */
 	const struct kallsyms *kernel_symbols;

@@ -35,18 +35,21 @@ static int reuse_map(struct bpf_map *map, int fd)
 	return err;
 }
 
-/* The skeleton opened (with the kernel types of btf_path, or the
- * kernel's), set up on the sampler's maps and loaded.  0 or -errno. */
-static int open_and_load(struct bpf_offcpu *o, const struct bpf_sampler_fds *fds,
-			 const struct bpf_offcpu_options *opts, const char *btf_path)
+struct bpf_offcpu *bpf_offcpu_open(const struct bpf_sampler_fds *fds,
+				   const struct bpf_offcpu_options *opts)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = btf_path);
+	struct bpf_offcpu *o;
 	int err;
 
-	offcpu_bpf__destroy(o->skel);
-	o->skel = offcpu_bpf__open_opts(&open_opts);
-	if (!o->skel)
-		return -errno;
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return NULL;
+	o->skel = offcpu_bpf__open();
+	if (!o->skel) {
+		err = -errno;
+		sp_err("open BPF object offcpu.bpf.o: %s", strerror(-err));
+		goto fail;
+	}
 	o->skel->rodata->filter_tgids = opts->filter_tgids;
 	o->skel->rodata->include_kthreads = opts->include_kthreads;
 	o->skel->rodata->self_tgid = getpid();
@@ -63,21 +66,9 @@ static int open_and_load(struct bpf_offcpu *o, const struct bpf_sampler_fds *fds
 		err = reuse_map(o->skel->maps.known_tgids, fds->known_tgids);
 	if (!err)
 		err = reuse_map(o->skel->maps.hotspot_jvms, fds->hotspot_jvms);
-	return err ? err : offcpu_bpf__load(o->skel);
-}
-
-struct bpf_offcpu *bpf_offcpu_open(const struct bpf_sampler_fds *fds,
-				   const struct bpf_offcpu_options *opts)
-{
-	struct bpf_offcpu *o;
-	int err;
-
-	o = calloc(1, sizeof(*o));
-	if (!o)
-		return NULL;
-	err = open_and_load(o, fds, opts, opts->btf_path);
-	if (err && opts->btf_path)
-		err = open_and_load(o, fds, opts, NULL);
+	if (err)
+		goto fail;
+	err = offcpu_bpf__load(o->skel);
 	if (err) {
 		sp_err("load BPF off-CPU tracer: %s (needs root, BTF and task storage, Linux >= 5.11)",
 		       strerror(-err));

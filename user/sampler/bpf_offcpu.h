@@ -29,7 +29,6 @@ struct bpf_offcpu_options {
 	bool include_kthreads;    /* kernel threads' waits too (when not filtering) */
 	uint64_t min_off_cpu_ns;  /* shorter intervals are counted, not sent */
 	size_t ringbuf_bytes;     /* the shared ring buffer's size (wake-up threshold) */
-	const char *btf_path;     /* as the sampler's: NULL for the kernel's BTF */
 };
 
 struct bpf_offcpu;

@@ -25,7 +25,6 @@ struct bpf_sampler {
 	struct bpf_link *exec_link;
 	unsigned int frequency_hz;
 	int nr_possible_cpus;
-	bool used_btf_path;
 };
 
 static int open_cpu_clock(int cpu, unsigned int frequency_hz)
@@ -49,31 +48,6 @@ static int libbpf_print_quiet(enum libbpf_print_level level, const char *fmt, va
 	if (level == LIBBPF_DEBUG)
 		return 0;
 	return sp_log_get_level() >= SP_LOG_DEBUG ? vfprintf(stderr, fmt, args) : 0;
-}
-
-/* The skeleton opened (with the kernel types of btf_path, or the
- * kernel's), set up and loaded.  0 or -errno. */
-static int open_and_load(struct bpf_sampler *s, const struct bpf_sampler_options *opts,
-			 const char *btf_path)
-{
-	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = btf_path);
-	int err;
-
-	profile_bpf__destroy(s->skel);
-	s->skel = profile_bpf__open_opts(&open_opts);
-	if (!s->skel)
-		return -errno;
-	s->skel->rodata->filter_tgids = opts->filter_tgids;
-	s->skel->rodata->follow_children = opts->follow_children;
-	s->skel->rodata->self_tgid = getpid();
-	s->skel->rodata->wakeup_bytes = opts->ringbuf_bytes / 8;
-	err = bpf_map__set_max_entries(s->skel->maps.events, opts->ringbuf_bytes);
-	return err ? err : profile_bpf__load(s->skel);
-}
-
-bool bpf_sampler_used_btf_path(const struct bpf_sampler *s)
-{
-	return s->used_btf_path;
 }
 
 struct bpf_sampler *bpf_sampler_open(const struct bpf_sampler_options *opts)
@@ -107,13 +81,18 @@ struct bpf_sampler *bpf_sampler_open(const struct bpf_sampler_options *opts)
 	s->nr_possible_cpus = libbpf_num_possible_cpus();
 
 	libbpf_set_print(libbpf_print_quiet);
-	err = open_and_load(s, opts, opts->btf_path);
-	s->used_btf_path = !err && opts->btf_path;
-	if (err && opts->btf_path) {
-		sp_info("the BPF programs did not load with %s (%s); using the kernel's BTF",
-			opts->btf_path, strerror(-err));
-		err = open_and_load(s, opts, NULL);
+	s->skel = profile_bpf__open();
+	if (!s->skel) {
+		sp_err("open BPF object profile.bpf.o: %s", strerror(errno));
+		goto fail;
 	}
+	s->skel->rodata->filter_tgids = opts->filter_tgids;
+	s->skel->rodata->follow_children = opts->follow_children;
+	s->skel->rodata->self_tgid = getpid();
+	s->skel->rodata->wakeup_bytes = opts->ringbuf_bytes / 8;
+	err = bpf_map__set_max_entries(s->skel->maps.events, opts->ringbuf_bytes);
+	if (!err)
+		err = profile_bpf__load(s->skel);
 	if (err) {
 		sp_err("load BPF sampler: %s (run as root on a kernel with BTF; -v shows the verifier log)",
 		       strerror(-err));

@@ -22,10 +22,6 @@ struct bpf_sampler_options {
 	bool filter_tgids;           /* only processes added as targets */
 	bool follow_children;        /* targets' forked children become targets */
 	size_t ringbuf_bytes;        /* power of two, >= 1 MiB */
-	/* Kernel types for CO-RE from this file (sampler/btf_cache.h) instead
-	 * of the kernel's whole BTF; NULL: the kernel's.  If the programs do
-	 * not load with it, they are loaded with the kernel's. */
-	const char *btf_path;
 	bpf_sampler_record_fn on_record;
 	void *ctx;
 };
@@ -34,9 +30,6 @@ struct bpf_sampler;
 
 /* Loads and attaches; prints the cause and returns NULL on failure. */
 struct bpf_sampler *bpf_sampler_open(const struct bpf_sampler_options *opts);
-
-/* Whether the programs were loaded with opts->btf_path. */
-bool bpf_sampler_used_btf_path(const struct bpf_sampler *sampler);
 void bpf_sampler_close(struct bpf_sampler *sampler);
 
 /* Starts sampling (attaches the perf events). Separate from open so that
