@@ -104,5 +104,29 @@ int main(void)
 		CHECK(parse(deep, err) == -E2BIG && strstr(err, "deeper"), "too deep: %s", err);
 		free(deep);
 	}
+	{
+		/* Node by node, as a recording's own profiles are built. */
+		struct flame_tree *b = flame_tree_new();
+		uint32_t top, mid, leaf, again;
+
+		CHECK(b && flame_tree_child(b, 0, "java-7", 6, -1, &top) == 0 &&
+		      flame_tree_child(b, top, "Foo.bar", 7, FRAME_INTERPRETED, &mid) == 0 &&
+		      flame_tree_child(b, mid, "do_read_[k]", 11, FRAME_KERNEL, &leaf) == 0,
+		      "children one by one");
+		CHECK(flame_tree_child(b, top, "Foo.bar", 7, FRAME_INTERPRETED, &again) == 0 &&
+		      again == mid, "the same child is found again");
+		CHECK(find(b, "Foo.bar", FRAME_INTERPRETED) && find(b, "do_read", FRAME_KERNEL) &&
+		      !find(b, "Foo.bar", FRAME_NATIVE),
+		      "a given type replaces the guess; the suffix still leaves the name");
+		CHECK(flame_tree_add_self(b, leaf, 4, 0) == 0 && flame_tree_add_self(b, mid, 1, 0) == 0,
+		      "add self counts");
+		n = flame_tree_nodes(b, &nn);
+		CHECK(n[0].total[0] == 5 && n[top].total[0] == 5 && n[mid].total[0] == 5 &&
+		      n[mid].self[0] == 1 && n[leaf].self[0] == 4 && n[leaf].total[0] == 4,
+		      "self counts reach every caller's total");
+		CHECK(flame_tree_add_self(b, leaf, UINT64_MAX, 0) == -EOVERFLOW,
+		      "a total past 2^64 is refused");
+		flame_tree_free(b);
+	}
 	TAP_DONE();
 }

@@ -19,12 +19,41 @@ static char *slurp(const char *path)
 	return buf;
 }
 
-static int sum_counts(const char *stack, size_t len, uint64_t count, void *ctx)
+/* What folded_tree_foreach reported: counts, order, and one text's type. */
+struct visited {
+	const char *text;       /* the text whose type is asked */
+	int type;
+	uint64_t sum;
+	size_t nodes;
+	int callers_first;
+	uint8_t seen[64];
+};
+
+static int visit(uint32_t node, uint32_t parent, const char *text, size_t len, int type,
+		 uint64_t self, void *ctx)
 {
-	(void)stack;
-	(void)len;
-	*(uint64_t *)ctx += count;
+	struct visited *v = ctx;
+
+	v->sum += self;
+	v->nodes++;
+	if (node < 64 && parent < 64) {
+		v->callers_first &= !parent || v->seen[parent];
+		v->seen[node] = 1;
+	}
+	if (len == strlen(v->text) && !memcmp(text, v->text, len))
+		v->type = type;
 	return 0;
+}
+
+static int type_of(const struct folded_profile *p, const char *text)
+{
+	struct folded_tree *t = folded_tree_build(p);
+	struct visited v = { .text = text, .type = -2, .callers_first = 1 };
+
+	if (!t || folded_tree_foreach(t, 1, visit, &v))
+		v.type = -3;
+	folded_tree_free(t);
+	return v.type;
 }
 
 int main(void)
@@ -65,20 +94,49 @@ int main(void)
 	      "an unwritable path fails with a message");
 	unlink(path);
 	/* the types the texts were written with, for the flame graph pages */
-	CHECK(folded_profile_frame_type(p, "Foo.bar", 7) == FRAME_JIT, "a JIT frame's type");
-	CHECK(folded_profile_frame_type(p, "read", 4) == FRAME_NATIVE, "a native frame's type");
-	CHECK(folded_profile_frame_type(p, "do_sys_read_[k]", 15) == FRAME_KERNEL,
-	      "a kernel frame's type, under its folded text");
-	CHECK(folded_profile_frame_type(p, "java-1", 6) == -1, "root labels have no type");
+	CHECK(type_of(p, "Foo.bar") == FRAME_JIT, "a JIT frame's type");
+	CHECK(type_of(p, "read") == FRAME_NATIVE, "a native frame's type");
+	CHECK(type_of(p, "do_sys_read_[k]") == FRAME_KERNEL, "a kernel frame's type, under its text");
+	CHECK(type_of(p, "java-1") == -1, "root labels have no type");
 	{
 		const struct frame interp[] = { { "Foo.bar", FRAME_INTERPRETED } };
-		uint64_t sum = 0;
+		struct folded_tree *t;
+		struct visited v = { .text = "", .callers_first = 1 };
 
 		CHECK(folded_profile_add(p, "java-1", NULL, interp, 1, 1) == 0, "add an interpreted twin");
-		CHECK(folded_profile_frame_type(p, "Foo.bar", 7) == FRAME_JIT,
-		      "a name seen JIT and interpreted reads as JIT");
-		CHECK(folded_profile_foreach(p, 1, sum_counts, &sum) == 0 && sum == folded_profile_total(p),
-		      "foreach visits every count (%llu)", (unsigned long long)sum);
+		CHECK(type_of(p, "Foo.bar") == FRAME_JIT, "a name seen JIT and interpreted reads as JIT");
+		t = folded_tree_build(p);
+		CHECK(t && folded_tree_foreach(t, 1, visit, &v) == 0 && v.sum == folded_profile_total(p),
+		      "foreach visits every count (%llu)", (unsigned long long)v.sum);
+		CHECK(v.callers_first && v.nodes == folded_tree_node_count(t) - 1,
+		      "every node once (%zu of %zu), each after its caller", v.nodes,
+		      t ? folded_tree_node_count(t) - 1 : 0);
+		folded_tree_free(t);
+	}
+	{
+		/* Two copies of one name (two copies of a library) and a stack
+		 * sharing the callers of another. */
+		static char copy_a[] = "libfoo_work", copy_b[] = "libfoo_work";
+		const struct frame a[] = { { copy_a, FRAME_NATIVE }, { "main", FRAME_NATIVE } };
+		const struct frame b[] = { { copy_b, FRAME_NATIVE }, { "main", FRAME_NATIVE } };
+		const struct frame c[] = { { "other", FRAME_NATIVE }, { "main", FRAME_NATIVE } };
+		struct folded_profile *q = folded_profile_new(NULL);
+		struct folded_tree *t;
+
+		CHECK(q && folded_profile_add(q, "py-9", NULL, a, 2, 4) == 0 &&
+		      folded_profile_add(q, "py-9", NULL, b, 2, 5) == 0 &&
+		      folded_profile_add(q, "py-9", NULL, c, 2, 1) == 0, "add same-reading stacks");
+		CHECK(folded_profile_write(q, path) == 0, "write them");
+		text = slurp(path);
+		CHECK(!strcmp(text, "py-9;main;libfoo_work 9\npy-9;main;other 1\n"),
+		      "names that read the same are one line, lines first seen first: %s", text);
+		t = folded_tree_build(q);
+		CHECK(t && folded_tree_node_count(t) == 5,
+		      "shared callers are one node each (%zu nodes: root, py-9, main, 2 leaves)",
+		      t ? folded_tree_node_count(t) : 0);
+		folded_tree_free(t);
+		folded_profile_free(q);
+		unlink(path);
 	}
 	folded_profile_free(p);
 	TAP_DONE();

@@ -19,17 +19,35 @@ static size_t make(struct frame *out, const char *spec)
 	return n;
 }
 
+/* Stack id read back along its path: frames leaf first, as interned. */
+static size_t read_back(const struct stack_table *t, uint32_t id, const char **root,
+			const char **thread, struct frame *frames, size_t cap)
+{
+	size_t n = 0;
+	struct stack_node sn = { 0 };
+
+	for (uint32_t node = stack_table_leaf(t, id); node; node = sn.parent) {
+		sn = stack_table_node(t, node);
+		if (sn.kind == STACK_NODE_FRAME && n < cap)
+			frames[n++] = sn.frame;
+		else if (sn.kind == STACK_NODE_THREAD)
+			*thread = sn.frame.name;
+		else if (sn.kind == STACK_NODE_ROOT)
+			*root = sn.frame.name;
+	}
+	return n;
+}
+
 static int reads_back(struct stack_table *t, int64_t id, const char *root, const char *thread,
 		      const char *spec)
 {
-	struct frame want[64];
+	struct frame want[64], got[64];
 	size_t n = make(want, spec), got_n;
-	const struct frame *got;
-	const char *r, *th;
+	const char *r = NULL, *th = NULL;
 
 	if (id < 0)
 		return 0;
-	stack_table_get(t, (uint32_t)id, &r, &th, &got, &got_n);
+	got_n = read_back(t, (uint32_t)id, &r, &th, got, 64);
 	if (got_n != n || strcmp(r, root) || (thread ? !th || strcmp(th, thread) : th != NULL))
 		return 0;
 	for (size_t i = 0; i < n; i++)
@@ -109,11 +127,11 @@ static void test_deep_sharing(void)
 	CHECK(stack_table_intern(t, "java-1", "worker", f, 1200) == last && last == 999,
 	      "the last stack is found again");
 	{
-		const struct frame *got;
-		const char *root, *thread;
+		static struct frame got[1300];
+		const char *root = NULL, *thread = NULL;
 		size_t n, same = 0;
 
-		stack_table_get(t, 999, &root, &thread, &got, &n);
+		n = read_back(t, 999, &root, &thread, got, 1300);
 		for (size_t i = 0; i < n && n == 1200; i++)
 			same += got[i].name == f[i].name && got[i].type == f[i].type;
 		CHECK(n == 1200 && same == 1200 && !strcmp(root, "java-1") &&

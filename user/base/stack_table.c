@@ -37,8 +37,6 @@ struct stack_table {
 	size_t nnodes, nodes_cap;
 	uint32_t *children;          /* node id + 1, 0: empty; a power of two */
 	size_t children_cap;
-	struct frame *scratch;       /* what stack_table_get returns */
-	size_t scratch_cap;
 	struct string_pool *names;   /* roots and threads */
 };
 
@@ -65,7 +63,6 @@ void stack_table_free(struct stack_table *t)
 	free(t->index);
 	free(t->nodes);
 	free(t->children);
-	free(t->scratch);
 	string_pool_free(t->names);
 	free(t);
 }
@@ -219,9 +216,7 @@ int64_t stack_table_intern(struct stack_table *t, const char *root, const char *
 	if ((t->count + 1) * 2 > t->index_cap &&
 	    grow_ids(&t->index, &t->index_cap, t->count, stack_key, t))
 		return -ENOMEM;
-	/* Room to read the stack back, so that stack_table_get cannot fail. */
-	if (grow_array((void **)&t->entries, &t->entries_cap, t->count + 1, sizeof(*t->entries)) ||
-	    grow_array((void **)&t->scratch, &t->scratch_cap, n ? n : 1, sizeof(*t->scratch)))
+	if (grow_array((void **)&t->entries, &t->entries_cap, t->count + 1, sizeof(*t->entries)))
 		return -ENOMEM;
 	root = pooled(t, root, &failed);
 	thread = pooled(t, thread, &failed);
@@ -248,23 +243,30 @@ size_t stack_table_count(const struct stack_table *t)
 	return t->count;
 }
 
-void stack_table_get(struct stack_table *t, uint32_t id, const char **root,
-		     const char **thread, const struct frame **frames, size_t *n)
+uint32_t stack_table_leaf(const struct stack_table *t, uint32_t id)
 {
-	const struct stack_entry *e = &t->entries[id];
-	const struct node *nd = &t->nodes[e->node];
+	return t->entries[id].node + 1;
+}
 
-	*n = 0;
-	for (; nd->type < NODE_ROOT; nd = &t->nodes[nd->parent - 1])
-		t->scratch[(*n)++] = (struct frame){ nd->name, nd->type };
-	*frames = t->scratch;
-	*thread = nd->name;
-	*root = t->nodes[nd->parent - 1].name;
+size_t stack_table_node_count(const struct stack_table *t)
+{
+	return t->nnodes;
+}
+
+struct stack_node stack_table_node(const struct stack_table *t, uint32_t node)
+{
+	const struct node *nd = &t->nodes[node - 1];
+
+	if (nd->type == NODE_ROOT || nd->type == NODE_THREAD)
+		return (struct stack_node){ nd->type == NODE_ROOT ? STACK_NODE_ROOT : STACK_NODE_THREAD,
+					    { nd->name, FRAME_NATIVE }, nd->parent };
+	return (struct stack_node){ STACK_NODE_FRAME, { nd->name, (enum frame_type)nd->type },
+				    nd->parent };
 }
 
 size_t stack_table_memory(const struct stack_table *t)
 {
 	return sizeof(*t) + t->entries_cap * sizeof(*t->entries) +
 	       t->index_cap * sizeof(*t->index) + t->nodes_cap * sizeof(*t->nodes) +
-	       t->children_cap * sizeof(*t->children) + t->scratch_cap * sizeof(*t->scratch);
+	       t->children_cap * sizeof(*t->children);
 }

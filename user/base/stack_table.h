@@ -36,10 +36,27 @@ int64_t stack_table_intern(struct stack_table *t, const char *root, const char *
 
 size_t stack_table_count(const struct stack_table *t);
 
-/* Stack id's parts (id < stack_table_count()); valid until the table is
- * freed, except frames, which stay valid only until the next get or intern. */
-void stack_table_get(struct stack_table *t, uint32_t id, const char **root,
-		     const char **thread, const struct frame **frames, size_t *n);
+/* The table as a tree, for writers that treat shared callers once.  Each
+ * stack is a path of nodes (ids from 1, 0 is above them all): its root
+ * label, its thread, then its frames from the outermost in.  A node's
+ * parent has a smaller id. */
+enum stack_node_kind { STACK_NODE_FRAME, STACK_NODE_ROOT, STACK_NODE_THREAD };
+
+struct stack_node {
+	enum stack_node_kind kind;
+	struct frame frame; /* the frame; for a root or thread, name is its text
+			     * (NULL: the stack has none) and type FRAME_NATIVE */
+	uint32_t parent;    /* 0 for a root label */
+};
+
+/* Stack id's innermost node (id < stack_table_count()). */
+uint32_t stack_table_leaf(const struct stack_table *t, uint32_t id);
+
+/* Nodes are numbered 1 to stack_table_node_count(). */
+size_t stack_table_node_count(const struct stack_table *t);
+
+/* Node `node` (from stack_table_leaf or a node's parent). */
+struct stack_node stack_table_node(const struct stack_table *t, uint32_t node);
 
 /* Heap bytes the table uses, for summaries and benchmarks. */
 size_t stack_table_memory(const struct stack_table *t);

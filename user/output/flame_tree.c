@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow_array.h"
 #include "base/log.h"
 #include "base/string_pool.h"
 #include "base/strmap.h"
@@ -21,14 +22,7 @@ struct flame_tree {
 	struct string_pool *pool;
 	const char **names;
 	size_t nnames, names_cap;
-	flame_type_hint hint;
-	void *hint_ctx;
-	/* The hint's answer per name and suffix type (together: the frame's
-	 * text), asked once: HINT_UNASKED, -1 (none) or a type. */
-	int8_t (*hinted)[FLAME_TYPES];
 };
-
-#define HINT_UNASKED (-2)
 
 static bool is_java_ident(char c)
 {
@@ -118,33 +112,7 @@ void flame_tree_free(struct flame_tree *t)
 	strmap_free(t->name_ids, NULL);
 	string_pool_free(t->pool);
 	free(t->names);
-	free(t->hinted);
 	free(t);
-}
-
-void flame_tree_set_type_hint(struct flame_tree *t, flame_type_hint hint, void *ctx)
-{
-	t->hint = hint;
-	t->hint_ctx = ctx;
-}
-
-/* Room for one more name and its hint answers. */
-static int grow_names(struct flame_tree *t)
-{
-	size_t cap = t->names_cap ? t->names_cap * 2 : 256;
-	const char **names = realloc(t->names, cap * sizeof(*names));
-	int8_t (*hinted)[FLAME_TYPES];
-
-	if (!names)
-		return -ENOMEM;
-	t->names = names;
-	hinted = realloc(t->hinted, cap * sizeof(*hinted));
-	if (!hinted)
-		return -ENOMEM;
-	memset(hinted + t->names_cap, HINT_UNASKED, (cap - t->names_cap) * sizeof(*hinted));
-	t->hinted = hinted;
-	t->names_cap = cap;
-	return 0;
 }
 
 static int name_id(struct flame_tree *t, const char *s, size_t len, uint32_t *id)
@@ -153,7 +121,7 @@ static int name_id(struct flame_tree *t, const char *s, size_t len, uint32_t *id
 	void **slot;
 
 	/* Room first, so that a name in the map always has its id. */
-	if (t->nnames == t->names_cap && grow_names(t))
+	if (grow_array((void **)&t->names, &t->names_cap, t->nnames + 1, sizeof(*t->names)))
 		return -ENOMEM;
 	slot = strmap_slot(t->name_ids, s, len, &inserted);
 	if (!slot)
@@ -245,56 +213,59 @@ static int add_count(uint64_t *v, uint64_t count)
 	return 0;
 }
 
-int flame_tree_add_stack(struct flame_tree *t, const char *stack, size_t len, uint64_t count,
-			 int column)
+int flame_tree_child(struct flame_tree *t, uint32_t parent, const char *text, size_t len,
+		     int type, uint32_t *node)
 {
-	uint32_t node = 0, path[FLAME_DEPTH_MAX];
-	size_t depth = 0, start = 0;
+	size_t name_len;
+	int guessed;
+	uint32_t id;
+	int err;
+
+	if (!len) {
+		text = "[unknown]";
+		len = strlen(text);
+	}
+	guessed = flame_frame_type(text, len, &name_len);
+	err = name_id(t, text, name_len, &id);
+	if (!err)
+		err = child(t, parent, id, (uint8_t)(type >= 0 && type < FLAME_TYPES ? type : guessed),
+			    node);
+	return err;
+}
+
+int flame_tree_add_self(struct flame_tree *t, uint32_t node, uint64_t count, int column)
+{
 	int err;
 
 	column = column ? 1 : 0;
+	if ((err = add_count(&t->nodes[node].self[column], count)))
+		return err;
+	for (;; node = t->nodes[node].parent) {
+		if ((err = add_count(&t->nodes[node].total[column], count)) || !node)
+			return err;
+	}
+}
+
+int flame_tree_add_stack(struct flame_tree *t, const char *stack, size_t len, uint64_t count,
+			 int column)
+{
+	uint32_t node = 0;
+	size_t depth = 0, start = 0;
+	int err;
+
 	while (start <= len && len) {
 		const char *end = memchr(stack + start, ';', len - start);
 		size_t flen = end ? (size_t)(end - (stack + start)) : len - start;
-		const char *f = stack + start;
-		size_t nlen;
-		int type = -1;
-		uint32_t id;
 
-		if (depth == FLAME_DEPTH_MAX)
+		if (depth++ == FLAME_DEPTH_MAX)
 			return -E2BIG;
-		if (!flen) {
-			f = "[unknown]";
-			flen = strlen(f);
-		}
-		type = flame_frame_type(f, flen, &nlen);
-		err = name_id(t, f, nlen, &id);
-		if (!err && t->hint) {
-			int8_t *hinted = &t->hinted[id][type];
-
-			if (*hinted == HINT_UNASKED) {
-				int h = t->hint(f, flen, t->hint_ctx);
-
-				*hinted = (int8_t)(h >= 0 && h < FLAME_TYPES ? h : -1);
-			}
-			if (*hinted >= 0)
-				type = *hinted;
-		}
-		if (!err)
-			err = child(t, node, id, (uint8_t)type, &node);
-		if (err)
+		if ((err = flame_tree_child(t, node, stack + start, flen, -1, &node)))
 			return err;
-		path[depth++] = node;
 		start += flen + (end ? 1 : 0);
 		if (!end)
 			break; /* after "a;" comes one more, empty, frame */
 	}
-	if ((err = add_count(&t->nodes[0].total[column], count)))
-		return err;
-	for (size_t i = 0; i < depth; i++)
-		if ((err = add_count(&t->nodes[path[i]].total[column], count)))
-			return err;
-	return add_count(&t->nodes[depth ? path[depth - 1] : 0].self[column], count);
+	return flame_tree_add_self(t, node, count, column);
 }
 
 static int parse_line(struct flame_tree *t, const char *line, size_t len, int column,

@@ -41,14 +41,21 @@ struct flame_tree;
  * anything else native. */
 int flame_frame_type(const char *text, size_t len, size_t *name_len);
 
-/* A hint (e.g. the types a recording saw for a frame text): returns the
- * type, or -1 to fall back to flame_frame_type(). */
-typedef int (*flame_type_hint)(const char *text, size_t len, void *ctx);
-
 /* NULL with errno ENOMEM. */
 struct flame_tree *flame_tree_new(void);
 void flame_tree_free(struct flame_tree *t);
-void flame_tree_set_type_hint(struct flame_tree *t, flame_type_hint hint, void *ctx);
+
+/* Building a tree from stacks already split into frames (a recording's
+ * own profiles): parent's child for one frame text, added if new.  The
+ * text is named and typed as in folded text, except that a type >= 0 (one
+ * the recording saw) replaces the guess.  0, -E2BIG (too many nodes) or
+ * -ENOMEM. */
+int flame_tree_child(struct flame_tree *t, uint32_t parent, const char *text, size_t len,
+		     int type, uint32_t *node);
+
+/* Adds count to node's own column and to the totals of it and its
+ * callers.  0 or -EOVERFLOW. */
+int flame_tree_add_self(struct flame_tree *t, uint32_t node, uint64_t count, int column);
 
 /* Adds count to column of one stack text "root;...;leaf" (no count).
  * 0, -E2BIG (too deep, or too many nodes) or -ENOMEM. */

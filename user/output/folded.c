@@ -6,9 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 #include "base/atomic_file.h"
+#include "base/grow_array.h"
 #include "base/log.h"
+#include "base/string_pool.h"
 #include "base/strmap.h"
 #include "output/folded.h"
 
@@ -20,20 +23,12 @@ struct count_slot {
 	uint64_t count;
 };
 
-/* Frame text -> the types it was seen with (a mask, as a pointer), made
- * when a page asks (folded text does not say, except for kernel frames). */
-struct type_index {
-	struct strmap *mask;
-	bool current;           /* no stack was added since it was made */
-};
-
 struct folded_profile {
 	struct stack_table *stacks;
 	struct stack_table *own_stacks; /* when no table was shared */
 	struct count_slot *slots;
 	size_t used, cap;
 	uint64_t total;
-	struct type_index *types;
 };
 
 struct folded_profile *folded_profile_new(struct stack_table *stacks)
@@ -51,12 +46,6 @@ struct folded_profile *folded_profile_new(struct stack_table *stacks)
 		}
 	}
 	p->stacks = stacks;
-	p->types = calloc(1, sizeof(*p->types));
-	if (!p->types) {
-		folded_profile_free(p);
-		errno = ENOMEM;
-		return NULL;
-	}
 	return p;
 }
 
@@ -66,9 +55,6 @@ void folded_profile_free(struct folded_profile *p)
 		return;
 	stack_table_free(p->own_stacks);
 	free(p->slots);
-	if (p->types && p->types->mask)
-		strmap_free(p->types->mask, NULL);
-	free(p->types);
 	free(p);
 }
 
@@ -148,7 +134,6 @@ int folded_profile_add_id(struct folded_profile *p, uint32_t id, uint64_t count)
 	}
 	if ((p->used + 1) * 2 > p->cap && grow_slots(p))
 		return -ENOMEM;
-	p->types->current = false;
 	for (i = key * 2654435761u & (p->cap - 1); p->slots[i].key; i = (i + 1) & (p->cap - 1))
 		;
 	p->slots[i].key = key;
@@ -188,36 +173,240 @@ size_t folded_profile_memory(const struct folded_profile *p)
 	return sizeof(*p) + p->cap * sizeof(*p->slots);
 }
 
-/* One stack's line, without the count. */
-static int stack_text(struct stack_table *stacks, uint32_t id, char *line)
-{
-	const char *root, *thread;
-	const struct frame *frames;
-	size_t n;
-	int len = 0;
+/* ------------------------------------------------------------------------
+ * The text tree (see folded.h).  Node 0 is the root above every stack; a
+ * node's caller has a smaller id.  While it is built, three indexes keep
+ * each text and node made once: names (by pointer) to texts, (caller,
+ * text) to nodes, and the stack table's nodes to the tree's. */
 
-	stack_table_get(stacks, id, &root, &thread, &frames, &n);
-	line[0] = '\0';
-	if (root)
-		len = append_text(line, 0, FOLDED_LINE_MAX, root, 1);
-	if (thread && len >= 0) {
-		if (len > 0)
-			len = append_text(line, (size_t)len, FOLDED_LINE_MAX, ";", 0);
-		if (len >= 0)
-			len = append_text(line, (size_t)len, FOLDED_LINE_MAX,
-					  *thread ? thread : "[unnamed thread]", 1);
+struct text_node {
+	uint32_t parent, text;
+	uint32_t first_child, next_sibling; /* 0: none; children newest first */
+	uint64_t self;
+};
+
+struct text_info {
+	const char *s;
+	uint32_t len;
+	uint32_t types;         /* mask of the frame types written as this text */
+};
+
+/* Open addressing, at most half full. */
+struct name_slot {
+	const char *name;
+	uint32_t tag;           /* frame type or level (TAG_*) */
+	uint32_t text;          /* text id + 1; 0: empty */
+};
+
+struct name_index {
+	struct name_slot *slots;
+	size_t cap, used;
+};
+
+struct folded_tree {
+	struct text_node *nodes;
+	size_t nnodes, nodes_cap;
+	struct text_info *texts;
+	size_t ntexts, texts_cap;
+	struct strmap *text_ids;        /* text -> id + 1 */
+	struct string_pool *pool;       /* the texts */
+	/* While building: */
+	uint32_t *children;             /* nodes by (parent, text); 0: empty */
+	size_t children_cap;
+	struct name_index names;        /* (name pointer, tag) -> text */
+	uint32_t *placed;               /* stack table node -> node + 1; 0: not yet */
+	size_t placed_bytes;
+	uint32_t *path;                 /* stack table nodes not yet placed */
+	size_t path_cap;
+	char *scratch;                  /* one frame's text */
+	struct stack_table *stacks;
+};
+
+#define NO_TEXT UINT32_MAX
+/* Level tags of a name (beside the frame types) */
+enum { TAG_ROOT = FRAME_TYPE_MAX, TAG_THREAD };
+
+/* Both words reach the low bits an index uses. */
+static uint64_t mix_key(uint64_t a, uint32_t b)
+{
+	uint64_t h = a * 0x9e3779b97f4a7c15ull ^ (b + 1) * 0xc2b2ae3d27d4eb4full;
+
+	h ^= h >> 32;
+	h *= 0xd6e8feb86659fd93ull;
+	return h ^ h >> 32;
+}
+
+/* The slot of (name, tag): its text, or the empty slot to fill.  NULL when
+ * out of memory. */
+static struct name_slot *name_slot(struct name_index *m, const char *name, uint32_t tag)
+{
+	size_t i;
+
+	if ((m->used + 1) * 2 > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 1024;
+		struct name_slot *slots = calloc(cap, sizeof(*slots));
+
+		if (!slots)
+			return NULL;
+		for (size_t k = 0; k < m->cap; k++) {
+			const struct name_slot *s = &m->slots[k];
+
+			if (!s->text)
+				continue;
+			for (i = mix_key((uintptr_t)s->name, s->tag) & (cap - 1); slots[i].text;
+			     i = (i + 1) & (cap - 1))
+				;
+			slots[i] = *s;
+		}
+		free(m->slots);
+		m->slots = slots;
+		m->cap = cap;
 	}
-	for (size_t i = n; i-- > 0 && len >= 0;) {
-		if (len > 0)
-			len = append_text(line, (size_t)len, FOLDED_LINE_MAX, ";", 0);
-		if (len >= 0)
-			len = folded_frame_text(line, (size_t)len, FOLDED_LINE_MAX, &frames[i]);
+	for (i = mix_key((uintptr_t)name, tag) & (m->cap - 1);
+	     m->slots[i].text && (m->slots[i].name != name || m->slots[i].tag != tag);
+	     i = (i + 1) & (m->cap - 1))
+		;
+	return &m->slots[i];
+}
+
+static uint32_t intern_text(struct folded_tree *t, const char *s, size_t len)
+{
+	int inserted;
+	void **slot;
+
+	if (len > UINT32_MAX || t->ntexts >= NO_TEXT - 1 ||
+	    grow_array((void **)&t->texts, &t->texts_cap, t->ntexts + 1, sizeof(*t->texts)))
+		return NO_TEXT;
+	slot = strmap_slot(t->text_ids, s, len, &inserted);
+	if (!slot)
+		return NO_TEXT;
+	if (!*slot) {
+		const char *copy = string_pool_intern(t->pool, s, len);
+
+		if (!copy)
+			return NO_TEXT; /* the key stays without an id: tried again */
+		t->texts[t->ntexts] = (struct text_info){ copy, (uint32_t)len, 0 };
+		*slot = (void *)(uintptr_t)++t->ntexts;
 	}
-	if (len < 0) /* absurdly deep: keep the sample, mark the cut */
-		len = (int)strlen(line);
-	if (len == 0)
-		len = append_text(line, 0, FOLDED_LINE_MAX, "[no stack]", 0);
-	return len;
+	return (uint32_t)((uintptr_t)*slot - 1);
+}
+
+/* The text id of a stack table node, or NO_TEXT for a level the stack does
+ * not have (a missing root or thread).  *err on running out of memory. */
+static uint32_t level_text(struct folded_tree *t, const struct stack_node *sn, int *err)
+{
+	uint32_t tag = sn->kind == STACK_NODE_ROOT     ? TAG_ROOT
+		       : sn->kind == STACK_NODE_THREAD ? TAG_THREAD
+						       : (uint32_t)sn->frame.type;
+	struct name_slot *slot;
+	uint32_t text;
+	int len;
+
+	if (tag >= TAG_ROOT && (!sn->frame.name || (tag == TAG_ROOT && !*sn->frame.name)))
+		return NO_TEXT;
+	slot = name_slot(&t->names, sn->frame.name, tag);
+	if (!slot)
+		goto nomem;
+	if (slot->text)
+		return slot->text - 1;
+	if (tag < TAG_ROOT)
+		len = folded_frame_text(t->scratch, 0, FOLDED_LINE_MAX, &sn->frame);
+	else
+		len = append_text(t->scratch, 0, FOLDED_LINE_MAX,
+				  *sn->frame.name ? sn->frame.name : "[unnamed thread]", 1);
+	if (len < 0) /* a name over 1 MiB: what fits */
+		len = (int)strlen(t->scratch);
+	text = intern_text(t, t->scratch, (size_t)len);
+	if (text == NO_TEXT)
+		goto nomem;
+	if (tag < TAG_ROOT)
+		t->texts[text].types |= 1u << tag;
+	*slot = (struct name_slot){ sn->frame.name, tag, text + 1 };
+	t->names.used++;
+	return text;
+nomem:
+	*err = -ENOMEM;
+	return NO_TEXT;
+}
+
+static size_t child_slot(const struct folded_tree *t, uint32_t parent, uint32_t text)
+{
+	size_t i = mix_key(parent, text) & (t->children_cap - 1);
+
+	while (t->children[i] &&
+	       (t->nodes[t->children[i]].parent != parent || t->nodes[t->children[i]].text != text))
+		i = (i + 1) & (t->children_cap - 1);
+	return i;
+}
+
+/* parent's child with text, added if new; 0 (the root) when out of memory. */
+static uint32_t tree_child(struct folded_tree *t, uint32_t parent, uint32_t text)
+{
+	size_t i;
+	uint32_t id;
+
+	if (t->nnodes * 2 > t->children_cap) {
+		size_t cap = t->children_cap ? t->children_cap * 2 : 1024;
+		uint32_t *old = t->children;
+
+		if (!(t->children = calloc(cap, sizeof(*t->children)))) {
+			t->children = old;
+			return 0;
+		}
+		t->children_cap = cap;
+		for (id = 1; id < t->nnodes; id++)
+			t->children[child_slot(t, t->nodes[id].parent, t->nodes[id].text)] = id;
+		free(old);
+	}
+	i = child_slot(t, parent, text);
+	if (t->children[i])
+		return t->children[i];
+	if (t->nnodes >= UINT32_MAX - 1 ||
+	    grow_array((void **)&t->nodes, &t->nodes_cap, t->nnodes + 1, sizeof(*t->nodes)))
+		return 0;
+	id = (uint32_t)t->nnodes++;
+	t->nodes[id] = (struct text_node){ parent, text, 0, t->nodes[parent].first_child, 0 };
+	t->nodes[parent].first_child = id;
+	t->children[i] = id;
+	return id;
+}
+
+/* Places one stack: up its path to the first node placed before, then down
+ * again adding what is new. */
+static int add_stack(struct folded_tree *t, uint32_t id, uint64_t count)
+{
+	uint32_t n = stack_table_leaf(t->stacks, id), node = 0;
+	size_t depth = 0;
+	int err = 0;
+
+	while (n) {
+		if (t->placed[n]) {
+			node = t->placed[n] - 1;
+			break;
+		}
+		if (grow_array((void **)&t->path, &t->path_cap, depth + 1, sizeof(*t->path)))
+			return -ENOMEM;
+		t->path[depth++] = n;
+		n = stack_table_node(t->stacks, n).parent;
+	}
+	while (depth--) {
+		struct stack_node sn = stack_table_node(t->stacks, t->path[depth]);
+		uint32_t text = level_text(t, &sn, &err);
+
+		if (err)
+			return err;
+		if (text != NO_TEXT && !(node = tree_child(t, node, text)))
+			return -ENOMEM;
+		t->placed[t->path[depth]] = node + 1;
+	}
+	if (!node) { /* no root, thread or frame */
+		uint32_t text = intern_text(t, "[no stack]", 10);
+
+		if (text == NO_TEXT || !(node = tree_child(t, 0, text)))
+			return -ENOMEM;
+	}
+	t->nodes[node].self += count;
+	return 0;
 }
 
 static int by_key(const void *a, const void *b)
@@ -227,230 +416,229 @@ static int by_key(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static uint64_t text_hash(const char *s, int len)
+/* In the order they were first seen, so that lines and siblings come in
+ * that order. */
+static int add_stacks(struct folded_tree *t, const struct folded_profile *p)
 {
-	uint64_t h = 1469598103934665603ull;
+	struct count_slot *sorted = malloc((p->used ? p->used : 1) * sizeof(*sorted));
+	size_t n = 0;
+	int err = 0;
 
-	for (int i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h | 1;
+	if (!sorted)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->cap; i++)
+		if (p->slots[i].key)
+			sorted[n++] = p->slots[i];
+	qsort(sorted, n, sizeof(*sorted), by_key);
+	for (size_t i = 0; i < n && !err; i++)
+		err = add_stack(t, sorted[i].key - 1, sorted[i].count);
+	free(sorted);
+	return err;
 }
 
-struct line_slot {
-	uint64_t hash;               /* 0: empty */
-	uint32_t first;              /* index in sorted of the line's first stack */
+/* placed has a slot per node of the whole table: fresh pages, so that a
+ * small profile (a stage's) pays only for the pages it touches, not for
+ * clearing them all. */
+static int alloc_placed(struct folded_tree *t, const struct stack_table *stacks)
+{
+	size_t bytes = (stack_table_node_count(stacks) + 1) * sizeof(*t->placed);
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -ENOMEM;
+	t->placed = p;
+	t->placed_bytes = bytes;
+	return 0;
+}
+
+static void free_placed(struct folded_tree *t)
+{
+	if (t->placed)
+		munmap(t->placed, t->placed_bytes);
+	t->placed = NULL;
+}
+
+void folded_tree_free(struct folded_tree *t)
+{
+	if (!t)
+		return;
+	free(t->nodes);
+	free(t->texts);
+	strmap_free(t->text_ids, NULL);
+	string_pool_free(t->pool);
+	free(t->children);
+	free(t->names.slots);
+	free_placed(t);
+	free(t->path);
+	free(t->scratch);
+	free(t);
+}
+
+struct folded_tree *folded_tree_build(const struct folded_profile *p)
+{
+	struct folded_tree *t = calloc(1, sizeof(*t));
+	int err = -ENOMEM;
+
+	if (t && (t->text_ids = strmap_new()) && (t->pool = string_pool_new()) &&
+	    (t->scratch = malloc(FOLDED_LINE_MAX)) && !alloc_placed(t, p->stacks) &&
+	    !grow_array((void **)&t->nodes, &t->nodes_cap, 1, sizeof(*t->nodes))) {
+		t->nodes[0] = (struct text_node){ 0 };
+		t->nnodes = 1;
+		t->stacks = p->stacks;
+		err = add_stacks(t, p);
+	}
+	if (t) {
+		/* What only building needs goes now. */
+		free(t->children);
+		free(t->names.slots);
+		free_placed(t);
+		free(t->path);
+		free(t->scratch);
+		t->names = (struct name_index){ 0 };
+		t->children = t->path = NULL;
+		t->scratch = NULL;
+		/* The nodes stay while pages are built from them: no room to spare. */
+		if (!err) {
+			struct text_node *exact = realloc(t->nodes, t->nnodes * sizeof(*t->nodes));
+
+			if (exact) {
+				t->nodes = exact;
+				t->nodes_cap = t->nnodes;
+			}
+		}
+	}
+	if (err) {
+		folded_tree_free(t);
+		errno = -err;
+		return NULL;
+	}
+	return t;
+}
+
+size_t folded_tree_node_count(const struct folded_tree *t)
+{
+	return t->nnodes;
+}
+
+static int likeliest_type(uint32_t types)
+{
+	static const enum frame_type preference[] = { FRAME_JIT, FRAME_INLINED, FRAME_INTERPRETED,
+						      FRAME_KERNEL, FRAME_CPP, FRAME_NATIVE };
+
+	for (size_t i = 0; i < sizeof(preference) / sizeof(preference[0]); i++)
+		if (types & 1u << preference[i])
+			return (int)preference[i];
+	return -1;
+}
+
+int folded_tree_foreach(const struct folded_tree *t, uint64_t unit,
+			int (*fn)(uint32_t node, uint32_t parent, const char *text, size_t len,
+				  int type, uint64_t self, void *ctx),
+			void *ctx)
+{
+	uint8_t *live = calloc(t->nnodes, 1);
+	uint32_t *todo = malloc(t->nnodes * sizeof(*todo));
+	size_t ntodo = 0;
+	int ret = 0;
+
+	if (!live || !todo) {
+		free(live);
+		free(todo);
+		return -ENOMEM;
+	}
+	if (!unit)
+		unit = 1;
+	/* Subtrees whose counts all round to zero are left out. */
+	for (size_t i = t->nnodes; i-- > 1;) {
+		if ((t->nodes[i].self + unit / 2) / unit)
+			live[i] = 1;
+		if (live[i])
+			live[t->nodes[i].parent] = 1;
+	}
+	/* Depth first, callers before callees and the first seen first:
+	 * children are listed newest first and taken from the top. */
+	for (uint32_t c = t->nodes[0].first_child; c; c = t->nodes[c].next_sibling)
+		todo[ntodo++] = c;
+	while (ntodo && !ret) {
+		uint32_t id = todo[--ntodo];
+		const struct text_node *nd = &t->nodes[id];
+		const struct text_info *ti = &t->texts[nd->text];
+
+		if (!live[id])
+			continue;
+		ret = fn(id, nd->parent, ti->s, ti->len, likeliest_type(ti->types),
+			 (nd->self + unit / 2) / unit, ctx);
+		for (uint32_t c = nd->first_child; c; c = t->nodes[c].next_sibling)
+			todo[ntodo++] = c;
+	}
+	free(live);
+	free(todo);
+	return ret;
+}
+
+struct line_writer {
+	FILE *file;
+	char *line;
+	uint32_t *end;          /* per node: the line's length up to it */
 };
+
+/* Lines share their callers' text: each node's text is copied once, after
+ * its caller's, and a line is written where a count ends. */
+static int write_line(uint32_t node, uint32_t parent, const char *text, size_t len, int type,
+		      uint64_t self, void *ctx)
+{
+	struct line_writer *w = ctx;
+	size_t at = w->end[parent];
+
+	(void)type;
+	if (parent && at < FOLDED_LINE_MAX)
+		w->line[at++] = ';';
+	if (len > FOLDED_LINE_MAX - at) /* absurdly deep: keep the sample, cut the line */
+		len = FOLDED_LINE_MAX - at;
+	memcpy(w->line + at, text, len);
+	w->end[node] = (uint32_t)(at + len);
+	if (!self)
+		return 0;
+	if (fwrite(w->line, 1, at + len, w->file) != at + len ||
+	    fprintf(w->file, " %llu\n", (unsigned long long)self) < 0)
+		return -EIO;
+	return 0;
+}
+
+int folded_tree_write(const struct folded_tree *t, const char *path, uint64_t unit)
+{
+	struct line_writer w = { NULL, malloc(FOLDED_LINE_MAX), calloc(t->nnodes, sizeof(*w.end)) };
+	struct atomic_file af;
+	int err;
+
+	if (!w.line || !w.end) {
+		sp_err("write %s: %s", path, strerror(ENOMEM));
+		err = -ENOMEM;
+	} else if (!(w.file = atomic_file_open(&af, path))) {
+		err = -errno;
+	} else {
+		err = atomic_file_commit(&af, folded_tree_foreach(t, unit, write_line, &w));
+	}
+	free(w.line);
+	free(w.end);
+	return err;
+}
 
 int folded_profile_write(const struct folded_profile *p, const char *path)
 {
 	return folded_profile_write_scaled(p, path, 1);
 }
 
-/* Stacks are merged by their text: different name pointers can read the
- * same (two processes with one label, one symbol in two copies of a
- * library), and the file has one line per text.  A line's text is built
- * again rather than kept: writing needs no memory per line beyond a few
- * words. */
 int folded_profile_write_scaled(const struct folded_profile *p, const char *path, uint64_t unit)
 {
-	size_t n = 0, cap = 16;
-	struct count_slot *sorted = malloc((p->used ? p->used : 1) * sizeof(*sorted));
-	struct line_slot *lines;
-	char *line = malloc(FOLDED_LINE_MAX), *other = malloc(FOLDED_LINE_MAX);
-	struct atomic_file af;
-	FILE *file;
-	int err = 0;
+	struct folded_tree *t = folded_tree_build(p);
+	int err;
 
-	if (unit == 0)
-		unit = 1;
-	while (cap < p->used * 2)
-		cap *= 2;
-	lines = calloc(cap, sizeof(*lines));
-	if (!sorted || !lines || !line || !other) {
+	if (!t) {
 		sp_err("write %s: %s", path, strerror(ENOMEM));
-		err = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < p->cap; i++)
-		if (p->slots[i].key)
-			sorted[n++] = p->slots[i];
-	qsort(sorted, n, sizeof(*sorted), by_key); /* first seen first */
-	/* Each stack's count goes to the first stack with its text; the
-	 * others are left with count 0 (and not written). */
-	for (size_t i = 0; i < n; i++) {
-		int len = stack_text(p->stacks, sorted[i].key - 1, line);
-		uint64_t h = text_hash(line, len);
-		size_t j;
-
-		for (j = h & (cap - 1); lines[j].hash; j = (j + 1) & (cap - 1)) {
-			struct count_slot *first = &sorted[lines[j].first];
-
-			if (lines[j].hash == h &&
-			    stack_text(p->stacks, first->key - 1, other) == len &&
-			    !memcmp(line, other, (size_t)len)) {
-				first->count += sorted[i].count;
-				sorted[i].count = 0;
-				break;
-			}
-		}
-		if (!lines[j].hash) {
-			lines[j].hash = h;
-			lines[j].first = (uint32_t)i;
-		}
-	}
-	file = atomic_file_open(&af, path);
-	if (!file) {
-		err = -errno;
-		goto out;
-	}
-	for (size_t i = 0; i < n && !err; i++) {
-		uint64_t count = (sorted[i].count + unit / 2) / unit;
-
-		if (!count)
-			continue;
-		stack_text(p->stacks, sorted[i].key - 1, line);
-		if (fprintf(file, "%s %llu\n", line, (unsigned long long)count) < 0)
-			err = -EIO;
-	}
-	err = atomic_file_commit(&af, err);
-out:
-	free(lines);
-	free(other);
-	free(line);
-	free(sorted);
-	return err;
-}
-
-/* A frame name (by pointer; kernel frames read differently) and the types
- * it was seen with. */
-struct name_types {
-	const char *name;
-	bool kernel;
-	uint32_t mask;
-};
-
-static size_t name_slot(const struct name_types *seen, size_t cap, const char *name, bool kernel)
-{
-	size_t i = (size_t)(((uintptr_t)name >> 3 ^ kernel) * 0x9e3779b97f4a7c15ull >> 20) &
-		   (cap - 1);
-
-	while (seen[i].mask && (seen[i].name != name || seen[i].kernel != kernel))
-		i = (i + 1) & (cap - 1);
-	return i;
-}
-
-static int add_name(struct name_types **seen, size_t *cap, size_t *used, const struct frame *f)
-{
-	bool kernel = f->type == FRAME_KERNEL;
-	size_t i;
-
-	if ((*used + 1) * 2 > *cap) {
-		size_t ncap = *cap ? *cap * 2 : 1024;
-		struct name_types *n = calloc(ncap, sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		for (size_t k = 0; k < *cap; k++)
-			if ((*seen)[k].mask)
-				n[name_slot(n, ncap, (*seen)[k].name, (*seen)[k].kernel)] = (*seen)[k];
-		free(*seen);
-		*seen = n;
-		*cap = ncap;
-	}
-	i = name_slot(*seen, *cap, f->name, kernel);
-	if (!(*seen)[i].mask) {
-		(*seen)[i] = (struct name_types){ f->name, kernel, 0 };
-		(*used)++;
-	}
-	(*seen)[i].mask |= 1u << f->type;
-	return 0;
-}
-
-/* Indexes the frames of every stack of p by their text: by name pointer
- * first, then each distinct name's text once. */
-static int index_types(const struct folded_profile *p)
-{
-	struct type_index *ti = p->types;
-	char *text = malloc(FOLDED_LINE_MAX);
-	struct name_types *seen = NULL;
-	size_t cap = 0, used = 0;
-	int err = 0;
-
-	if (!text || (!ti->mask && !(ti->mask = strmap_new()))) {
-		free(text);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < p->cap && !err; i++) {
-		const char *root, *thread;
-		const struct frame *frames;
-		size_t n;
-
-		if (!p->slots[i].key)
-			continue;
-		stack_table_get(p->stacks, p->slots[i].key - 1, &root, &thread, &frames, &n);
-		for (size_t f = 0; f < n && !err; f++)
-			err = add_name(&seen, &cap, &used, &frames[f]);
-	}
-	for (size_t i = 0; i < cap && !err; i++) {
-		struct frame f = { seen[i].name, seen[i].kernel ? FRAME_KERNEL : FRAME_NATIVE };
-		int inserted, len;
-		void **slot;
-
-		if (!seen[i].mask || (len = folded_frame_text(text, 0, FOLDED_LINE_MAX, &f)) <= 0)
-			continue;
-		slot = strmap_slot(ti->mask, text, (size_t)len, &inserted);
-		if (!slot)
-			err = -ENOMEM;
-		else
-			*slot = (void *)((uintptr_t)*slot | seen[i].mask);
-	}
-	free(seen);
-	free(text);
-	if (!err)
-		ti->current = true;
+	err = folded_tree_write(t, path, unit);
+	folded_tree_free(t);
 	return err;
-}
-
-int folded_profile_frame_type(const struct folded_profile *p, const char *text, size_t len)
-{
-	static const enum frame_type preference[] = { FRAME_JIT, FRAME_INLINED, FRAME_INTERPRETED,
-						      FRAME_KERNEL, FRAME_CPP, FRAME_NATIVE };
-	uintptr_t mask;
-
-	if (!p->types->current && index_types(p))
-		return -1;
-	mask = (uintptr_t)strmap_get(p->types->mask, text, len);
-	for (size_t i = 0; i < sizeof(preference) / sizeof(preference[0]); i++)
-		if (mask & 1u << preference[i])
-			return (int)preference[i];
-	return -1;
-}
-
-int folded_profile_foreach(const struct folded_profile *p, uint64_t unit,
-			   int (*fn)(const char *stack, size_t len, uint64_t count, void *ctx),
-			   void *ctx)
-{
-	char *line = malloc(FOLDED_LINE_MAX);
-	int ret = 0;
-
-	if (!line)
-		return -ENOMEM;
-	if (!unit)
-		unit = 1;
-	/* Stacks whose text reads the same come one by one: callers that
-	 * build a tree merge them. */
-	for (size_t i = 0; i < p->cap && !ret; i++) {
-		uint64_t count;
-		int len;
-
-		if (!p->slots[i].key)
-			continue;
-		count = (p->slots[i].count + unit / 2) / unit;
-		if (!count)
-			continue;
-		len = stack_text(p->stacks, p->slots[i].key - 1, line);
-		ret = fn(line, (size_t)len, count, ctx);
-	}
-	free(line);
-	return ret;
 }

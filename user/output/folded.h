@@ -4,7 +4,7 @@
  *
  * A profile counts by stack id (base/stack_table.h): adding a sample of a
  * stack seen before allocates nothing and copies no text; the text of
- * each distinct stack is built once, when the profile is written.
+ * each distinct frame is built once, when the profile is written.
  */
 #ifndef SPARKPROF_FOLDED_H
 #define SPARKPROF_FOLDED_H
@@ -41,15 +41,6 @@ uint64_t folded_profile_total(const struct folded_profile *profile);
 int folded_profile_foreach_id(const struct folded_profile *profile,
 			      int (*fn)(uint32_t id, uint64_t count, void *ctx), void *ctx);
 
-/* Writes the profile to path (through a temporary file and rename, so a
- * reader never sees half a file). Returns 0 or -errno, with a message. */
-int folded_profile_write(const struct folded_profile *profile, const char *path);
-
-/* Same, with every count divided by unit (rounded to nearest); stacks that
- * round to zero are left out. For profiles accumulated in nanoseconds. */
-int folded_profile_write_scaled(const struct folded_profile *profile, const char *path,
-				uint64_t unit);
-
 /* Appends one frame's folded text to buf: the name with ';' and newlines
  * replaced (they would split the line) and the "_[k]" suffix for kernel
  * frames. Returns the new length, or -ENOSPC. */
@@ -58,16 +49,43 @@ int folded_frame_text(char *buf, size_t len, size_t cap, const struct frame *fra
 /* Heap bytes the profile's counts use (not its shared stack table). */
 size_t folded_profile_memory(const struct folded_profile *profile);
 
-/* The type of the frames written as text (e.g. "java/lang/Thread.run"), or
- * -1 if none was. Names seen with several types get the likeliest (JIT
- * before inlined before interpreted). */
-int folded_profile_frame_type(const struct folded_profile *profile, const char *text, size_t len);
+/* A profile's stacks merged by their text into a tree of frame texts: what
+ * the folded file and its flame graph page are written from.  Stacks that
+ * read the same share one path (two processes with one label, a symbol in
+ * two copies of a library), and so do callers they share.  Building it
+ * walks each stack only up to the first caller placed before and makes
+ * each distinct name's text once; it holds a few words per node. */
+struct folded_tree;
 
-/* Visits every stack with its count divided by unit (as written); stops
- * when fn returns non-zero and returns that. Stacks whose text reads the
- * same may come as several calls. */
-int folded_profile_foreach(const struct folded_profile *profile, uint64_t unit,
-			   int (*fn)(const char *stack, size_t len, uint64_t count, void *ctx),
-			   void *ctx);
+/* NULL with errno ENOMEM. */
+struct folded_tree *folded_tree_build(const struct folded_profile *profile);
+void folded_tree_free(struct folded_tree *tree);
+
+/* Nodes are numbered 0 (the root, above every stack) to count - 1. */
+size_t folded_tree_node_count(const struct folded_tree *tree);
+
+/* Visits the nodes callers first (first seen first), each with its own
+ * frame text, the type its frames were recorded with (the likeliest when
+ * several: JIT before inlined before interpreted; -1 for root labels and
+ * threads) and its own count divided by unit (rounded to nearest).
+ * Subtrees whose counts all round to zero are left out.  Stops when fn
+ * returns non-zero and returns that; -ENOMEM. */
+int folded_tree_foreach(const struct folded_tree *tree, uint64_t unit,
+			int (*fn)(uint32_t node, uint32_t parent, const char *text, size_t len,
+				  int type, uint64_t self, void *ctx),
+			void *ctx);
+
+/* Writes the tree as folded text to path (through a temporary file and
+ * rename, so a reader never sees half a file), every count divided by
+ * unit; lines that round to zero are left out.  0 or -errno, with a
+ * message. */
+int folded_tree_write(const struct folded_tree *tree, const char *path, uint64_t unit);
+
+/* Builds the tree and writes it: 0 or -errno, with a message. */
+int folded_profile_write(const struct folded_profile *profile, const char *path);
+/* Same, with every count divided by unit (rounded to nearest). For
+ * profiles accumulated in nanoseconds. */
+int folded_profile_write_scaled(const struct folded_profile *profile, const char *path,
+				uint64_t unit);
 
 #endif

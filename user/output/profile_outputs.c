@@ -453,51 +453,62 @@ bool profile_output_parked(const struct profile_output *o)
 	return o->parked;
 }
 
-static int add_to_tree(const char *stack, size_t len, uint64_t count, void *ctx)
+struct page_build {
+	struct flame_tree *flame;
+	uint32_t *at;           /* text tree node -> flame node */
+};
+
+static int add_to_page(uint32_t node, uint32_t parent, const char *text, size_t len, int type,
+		       uint64_t self, void *ctx)
 {
-	return flame_tree_add_stack(ctx, stack, len, count, 0);
+	struct page_build *pb = ctx;
+	int err = flame_tree_child(pb->flame, pb->at[parent], text, len, type, &pb->at[node]);
+
+	return err || !self ? err : flame_tree_add_self(pb->flame, pb->at[node], self, 0);
 }
 
-static int frame_type_hint(const char *text, size_t len, void *ctx)
+/* The flame graph tree of a text tree, typed as the recording saw; NULL
+ * with *err. */
+static struct flame_tree *page_tree(const struct folded_tree *tree, uint64_t unit, int *err)
 {
-	return folded_profile_frame_type(ctx, text, len);
+	struct page_build pb = { flame_tree_new(),
+				 calloc(folded_tree_node_count(tree), sizeof(*pb.at)) };
+
+	*err = pb.flame && pb.at ? folded_tree_foreach(tree, unit, add_to_page, &pb) : -ENOMEM;
+	free(pb.at);
+	if (*err) {
+		flame_tree_free(pb.flame);
+		return NULL;
+	}
+	return pb.flame;
 }
 
-/* PATH.folded -> PATH.html, with the frame types the recording saw. */
+/* PATH.folded -> PATH.html */
 static int write_html(const struct profile_outputs *outs, const struct profile_output *o,
-		      const struct folded_profile *profile, const char *folded_path, uint64_t unit)
+		      const struct flame_tree *flame, bool states, const char *folded_path)
 {
 	struct flame_page_options po = { .min_width_pct = FLAME_MIN_WIDTH_DEFAULT };
 	char html[PATH_MAX], title[512];
 	size_t n = strlen(folded_path) - strlen(".folded");
-	struct flame_tree *t = flame_tree_new();
-	int err;
 
-	if (!t) {
-		sp_err("flame graph of %s: out of memory", folded_path);
-		return -ENOMEM;
-	}
-	flame_tree_set_type_hint(t, frame_type_hint, (void *)profile);
 	snprintf(html, sizeof(html), "%.*s.html", (int)n, folded_path);
 	flame_page_mode_for(folded_path, outs->settings.wall_interval_ns, &po.mode, &po.unit_ns);
 	flame_page_title(o->name, po.mode, title, sizeof(title));
 	po.title = title;
-	po.thread_states = profile == o->profiles[PROFILE_WALL_STATES];
-	err = folded_profile_foreach(profile, unit, add_to_tree, t);
-	if (err)
-		sp_err("flame graph of %s: %s", folded_path, strerror(-err));
-	else
-		err = flame_page_write(t, &po, html);
-	flame_tree_free(t);
-	return err;
+	po.thread_states = states;
+	return flame_page_write(flame, &po, html);
 }
 
-/* Writes one folded file and its page; *folded_err and *html_err get
- * their -errno (0 when written or not asked for). */
+/* Writes one folded file and its page (from `page`, which may be another
+ * profile: the wall page splits thread states); *folded_err and *html_err
+ * get their -errno (0 when written or not asked for).  One tree at a time
+ * is held, so that writing costs as little memory as it can. */
 static void write_profile(const struct profile_outputs *outs, const struct profile_output *o,
 			  const struct folded_profile *profile, const struct folded_profile *page,
 			  const char *suffix, uint64_t unit, int *folded_err, int *html_err)
 {
+	struct flame_tree *flame = NULL;
+	struct folded_tree *tree;
 	char path[PATH_MAX];
 	int err;
 
@@ -516,9 +527,27 @@ static void write_profile(const struct profile_outputs *outs, const struct profi
 		*folded_err = err;
 		return;
 	}
-	*folded_err = folded_profile_write_scaled(profile, path, unit);
-	if (outs->settings.html)
-		*html_err = write_html(outs, o, page, path, unit);
+	tree = folded_tree_build(profile);
+	if (!tree)
+		sp_err("write %s: %s", path, strerror(ENOMEM));
+	*folded_err = tree ? folded_tree_write(tree, path, unit) : -ENOMEM;
+	if (outs->settings.html) {
+		if (page != profile) {
+			folded_tree_free(tree);
+			tree = folded_tree_build(page);
+		}
+		err = -ENOMEM;
+		flame = tree ? page_tree(tree, unit, &err) : NULL;
+		folded_tree_free(tree);
+		tree = NULL;
+		if (!flame)
+			sp_err("flame graph of %s: %s", path, strerror(-err));
+		*html_err = flame ? write_html(outs, o, flame,
+					       page == o->profiles[PROFILE_WALL_STATES], path)
+				  : err;
+		flame_tree_free(flame);
+	}
+	folded_tree_free(tree);
 }
 
 /* Writes all of o's files (each file's error is in o->errors); returns the
