@@ -2,7 +2,7 @@
 """What sparkprof costs a node, with its peers beside it (issue 14's table).
 
     bench/node_cost.py [--full] [--only sampling,startup,rss,stop,spark,soak]
-                       [--soak-seconds N]
+                       [--soak-seconds N] [--spark-reps N]
     bench/node_cost.py --report bench/results/node_cost-DATE.json
 
 Quick mode (default) takes about 25 minutes on a busy 2-CPU machine, --full
@@ -830,6 +830,8 @@ def main():
     ap.add_argument("--only", default="sampling,startup,rss,stop,spark",
                     help="comma-separated parts: sampling,startup,rss,stop,spark,soak")
     ap.add_argument("--soak-seconds", type=int, help="length of the soak part (default 3600)")
+    ap.add_argument("--spark-reps", type=int,
+                    help="repetitions of each Spark configuration (default 2, --full 5)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--report", metavar="JSON", help="only print the report of a saved run")
     args = ap.parse_args()
@@ -851,6 +853,8 @@ def main():
     cfg, mode = (FULL, "full") if args.full else (QUICK, "quick")
     if args.soak_seconds:
         cfg = dict(cfg, soak_seconds=args.soak_seconds)
+    if args.spark_reps:
+        cfg = dict(cfg, spark_reps=args.spark_reps)
     with open("/proc/sys/kernel/bpf_stats_enabled") as f:
         stats_before = f.read().strip()
     subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"], check=True)

@@ -501,8 +501,9 @@ static int write_html(const struct profile_outputs *outs, const struct profile_o
 
 /* Writes one folded file and its page (from `page`, which may be another
  * profile: the wall page splits thread states); *folded_err and *html_err
- * get their -errno (0 when written or not asked for).  One tree at a time
- * is held, so that writing costs as little memory as it can. */
+ * get their -errno (0 when written or not asked for).  Each text tree is
+ * freed as soon as what it feeds is built, so that writing holds as little
+ * memory as it can. */
 static void write_profile(const struct profile_outputs *outs, const struct profile_output *o,
 			  const struct folded_profile *profile, const struct folded_profile *page,
 			  const char *suffix, uint64_t unit, int *folded_err, int *html_err)
