@@ -98,6 +98,20 @@ static void test_ids(void)
 		CHECK(stack_table_intern(t, "java-17", "worker-1", f, n) == 7,
 		      "the same names with another frame type: another stack");
 	}
+	{
+		/* Stacks are found by hash and checked at their ends only: one
+		 * that differs between them, or in its thread or root, is still
+		 * its own. */
+		int64_t mid = intern(t, "java-17", "worker-1", "3120");
+		int64_t mid_again = intern(t, "java-17", "worker-1", "3120");
+
+		CHECK(mid == 8 && mid_again == 8 && intern(t, "java-17", "worker-1", "3210") == a,
+		      "a stack that differs only between its ends is another (%lld)", (long long)mid);
+		CHECK(intern(t, "java-17", "worker-3", "3120") == 9 &&
+		      intern(t, "java-19", "worker-1", "3120") == 10 &&
+		      intern(t, "java-17", NULL, "3120") == 11,
+		      "so is one with another thread or root");
+	}
 	strcpy(root_copy, "java-99");
 	CHECK(reads_back(t, a, "java-17", "worker-1", "3210"),
 	      "the table keeps its own copies of roots and threads");

@@ -1,8 +1,8 @@
 /* stack_table.c - see stack_table.h.  Stacks are paths in one tree: root
  * label, then thread, then frames from the outermost in, so stacks that
  * share their callers (a deep recursion differs only near its leaf) share
- * their nodes.  A stack is found by its hash and checked frame by frame up
- * its path; a new one adds only the nodes its callers' path lacks.  Two
+ * their nodes.  A stack is found by its hash and checked at its ends (see
+ * same_stack); a new one adds only the nodes its callers' path lacks.  Two
  * open-addressing indexes, at most half full: stacks by hash, and a node's
  * children by (parent, name, type). */
 #include <errno.h>
@@ -26,6 +26,7 @@ struct stack_entry {
 	uint64_t hash;
 	uint32_t node;      /* its innermost node */
 	uint32_t n;         /* frames */
+	uint32_t thread_node;
 };
 
 struct stack_table {
@@ -97,20 +98,20 @@ static int same_text(const char *a, const char *b)
 	return a == b || (a && b && !strcmp(a, b));
 }
 
-/* Whether stack e is root -> thread -> frames[n-1] ... frames[0]: its path
- * read from the leaf up. */
+/* Whether stack e is root -> thread -> frames[n-1] ... frames[0]: the same
+ * 64-bit hash (of every frame, the root and the thread), depth, leaf,
+ * thread and root.  The frames between are not read back: that was a
+ * dependent load per frame, the largest cost of a sample on deep stacks.
+ * Their names are our own pointers, so no process can choose a collision;
+ * the texts a process does choose (its thread names) are compared. */
 static int same_stack(const struct stack_table *t, const struct stack_entry *e, uint64_t hash,
 		      const char *root, const char *thread, const struct frame *frames, size_t n)
 {
-	const struct node *nd = &t->nodes[e->node];
+	const struct node *leaf = &t->nodes[e->node], *th = &t->nodes[e->thread_node];
 
-	if (e->hash != hash || e->n != n)
-		return 0;
-	for (size_t i = 0; i < n; i++, nd = &t->nodes[nd->parent - 1])
-		if (nd->name != frames[i].name || nd->type != frames[i].type)
-			return 0;
-	return nd->type == NODE_THREAD && same_text(nd->name, thread) &&
-	       same_text(t->nodes[nd->parent - 1].name, root);
+	return e->hash == hash && e->n == n &&
+	       (!n || (leaf->name == frames[0].name && leaf->type == frames[0].type)) &&
+	       same_text(th->name, thread) && same_text(t->nodes[th->parent - 1].name, root);
 }
 
 /* Doubles an index of ids + 1 whose slots key_of places. */
@@ -200,7 +201,7 @@ int64_t stack_table_intern(struct stack_table *t, const char *root, const char *
 {
 	uint64_t hash = stack_hash(root, thread, frames, n);
 	struct stack_entry *e;
-	uint32_t node;
+	uint32_t node, thread_node = 0;
 	int failed = 0;
 	size_t i;
 
@@ -225,13 +226,13 @@ int64_t stack_table_intern(struct stack_table *t, const char *root, const char *
 	/* Pooled texts are compared by pointer from here on. */
 	node = child(t, 0, root, NODE_ROOT);
 	if (node)
-		node = child(t, node, thread, NODE_THREAD);
+		node = thread_node = child(t, node, thread, NODE_THREAD);
 	for (size_t k = n; k-- > 0 && node;)
 		node = child(t, node, frames[k].name, frames[k].type);
 	if (!node)
 		return -ENOMEM;
 	e = &t->entries[t->count];
-	*e = (struct stack_entry){ hash, node - 1, (uint32_t)n };
+	*e = (struct stack_entry){ hash, node - 1, (uint32_t)n, thread_node - 1 };
 	for (i = hash & (t->index_cap - 1); t->index[i]; i = (i + 1) & (t->index_cap - 1))
 		;
 	t->index[i] = (uint32_t)t->count + 1;
