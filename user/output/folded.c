@@ -1,11 +1,9 @@
 /* folded.c - see folded.h. */
 #include <errno.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <sys/mman.h>
 
 #include "base/atomic_file.h"
