@@ -230,11 +230,14 @@ int main(void)
 		add(outs, stage, NS + (uint64_t)i * 10000000, "Stage.run");
 	}
 	CHECK(file_size(stage_tmp) == 0, "a busy stage's JFR chunk is still in memory");
-	/* The node goes on; the stage has finished. */
-	for (uint64_t t = 2 * NS; t <= 14 * NS; t += NS / 10)
+	/* The node goes on; the stage has finished (its last sample at 1.99 s). */
+	for (uint64_t t = 2 * NS; t <= 3 * NS + NS / 2; t += NS / 10)
+		add(outs, node, t, "Other.run");
+	CHECK(file_size(stage_tmp) == 0, "an output idle for 1.5 s still holds its chunk");
+	for (uint64_t t = 3 * NS + 6 * NS / 10; t <= 14 * NS; t += NS / 10)
 		add(outs, node, t, "Other.run");
 	CHECK(file_size(stage_tmp) > 0,
-	      "an output idle for over 10 s has written its chunk (%ld bytes on disk)",
+	      "an output idle for over 2 s has written its chunk (%ld bytes on disk)",
 	      file_size(stage_tmp));
 	/* A straggler sample after the stage went idle still counts. */
 	add(outs, stage, 15 * NS, "Late.run");

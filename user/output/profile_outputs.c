@@ -64,10 +64,15 @@ struct profile_outputs {
  * writes only what is still running.  A late sample (an off-CPU interval
  * reported when the thread wakes) brings the counts back, and the files
  * are written again, the JFR file appended to.  Looked for every SWEEP_NS
- * of sample time. */
-#define IDLE_NS (10ULL * 1000000000ULL)
+ * of sample time.
+ *
+ * IDLE_NS is short because a Spark application can start a dozen stages a
+ * second, each output holding a JFR chunk (about 400 KiB) until it idles;
+ * a straggler only costs another chunk.  PARK_NS is longer: unparking
+ * rewrites every file of the output. */
+#define IDLE_NS (2ULL * 1000000000ULL)
 #define PARK_NS (30ULL * 1000000000ULL)
-#define SWEEP_NS (2ULL * 1000000000ULL)
+#define SWEEP_NS (1ULL * 1000000000ULL)
 
 static void output_free(void *value)
 {
