@@ -36,7 +36,10 @@
 
 struct jvm_helper_log;
 
-#define JVM_HELPER_LOG_KEEP_NS (60ull * 1000000000ull)
+/* Samples wait about a second to be named, so 15 s leaves a wide margin;
+ * a sample named later still (a node so busy that naming falls behind)
+ * gets "unknown" for code unloaded meanwhile, never another method's name. */
+#define JVM_HELPER_LOG_KEEP_NS (15ull * 1000000000ull)
 
 typedef void (*jvm_helper_thread_listener)(void *ctx, const struct jvm_helper_thread_event *ev);
 
