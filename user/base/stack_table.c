@@ -16,18 +16,33 @@
 /* Node types above every frame type: the levels above the frames. */
 enum { NODE_ROOT = FRAME_TYPE_MAX + 1, NODE_THREAD };
 
+/* 12 bytes, not 16: the nodes are most of a long recording's memory. */
+#define NODE_PARENT_BITS 28
+#define NODE_PARENT_MASK ((1u << NODE_PARENT_BITS) - 1)
+
 struct node {
 	const char *name;   /* frame name, or a pooled root/thread (NULL: none) */
-	uint32_t parent;    /* node id + 1; 0 for a root label */
-	uint8_t type;
-};
+	uint32_t parent_type; /* parent's node id + 1 (0 for a root label), type above */
+} __attribute__((packed, aligned(4)));
 
 struct stack_entry {
 	uint64_t hash;
 	uint32_t node;      /* its innermost node */
 	uint32_t n;         /* frames */
 	uint32_t thread_node;
-};
+} __attribute__((packed, aligned(4)));
+
+_Static_assert(NODE_THREAD < 1u << (32 - NODE_PARENT_BITS), "a node's type fits above its parent");
+
+static inline uint32_t node_parent(const struct node *nd)
+{
+	return nd->parent_type & NODE_PARENT_MASK;
+}
+
+static inline unsigned node_type(const struct node *nd)
+{
+	return nd->parent_type >> NODE_PARENT_BITS;
+}
 
 struct stack_table {
 	struct stack_entry *entries;
@@ -110,8 +125,8 @@ static int same_stack(const struct stack_table *t, const struct stack_entry *e, 
 	const struct node *leaf = &t->nodes[e->node], *th = &t->nodes[e->thread_node];
 
 	return e->hash == hash && e->n == n &&
-	       (!n || (leaf->name == frames[0].name && leaf->type == frames[0].type)) &&
-	       same_text(th->name, thread) && same_text(t->nodes[th->parent - 1].name, root);
+	       (!n || (leaf->name == frames[0].name && node_type(leaf) == frames[0].type)) &&
+	       same_text(th->name, thread) && same_text(t->nodes[node_parent(th) - 1].name, root);
 }
 
 /* Doubles an index of ids + 1 whose slots key_of places. */
@@ -151,7 +166,7 @@ static uint64_t node_key(const struct stack_table *t, uint32_t id)
 {
 	const struct node *nd = &t->nodes[id];
 
-	return child_hash(nd->parent, nd->name, nd->type);
+	return child_hash(node_parent(nd), nd->name, node_type(nd));
 }
 
 /* The id + 1 of parent's child (name, type), added if new; 0 when out of
@@ -159,6 +174,7 @@ static uint64_t node_key(const struct stack_table *t, uint32_t id)
 static uint32_t child(struct stack_table *t, uint32_t parent, const char *name, unsigned type)
 {
 	uint64_t h = child_hash(parent, name, type);
+	uint32_t parent_type = parent | (uint32_t)type << NODE_PARENT_BITS;
 	size_t i;
 
 	if (t->children_cap) {
@@ -166,18 +182,18 @@ static uint32_t child(struct stack_table *t, uint32_t parent, const char *name, 
 		     i = (i + 1) & (t->children_cap - 1)) {
 			const struct node *nd = &t->nodes[t->children[i] - 1];
 
-			if (nd->parent == parent && nd->name == name && nd->type == type)
+			if (nd->parent_type == parent_type && nd->name == name)
 				return t->children[i];
 		}
 	}
-	if (t->nnodes >= UINT32_MAX - 1)
+	if (t->nnodes >= NODE_PARENT_MASK - 1)
 		return 0;
 	if ((t->nnodes + 1) * 2 > t->children_cap &&
 	    grow_ids(&t->children, &t->children_cap, t->nnodes, node_key, t))
 		return 0;
 	if (grow_array((void **)&t->nodes, &t->nodes_cap, t->nnodes + 1, sizeof(*t->nodes)))
 		return 0;
-	t->nodes[t->nnodes] = (struct node){ name, parent, (uint8_t)type };
+	t->nodes[t->nnodes] = (struct node){ name, parent_type };
 	for (i = h & (t->children_cap - 1); t->children[i]; i = (i + 1) & (t->children_cap - 1))
 		;
 	t->children[i] = (uint32_t)++t->nnodes;
@@ -257,12 +273,13 @@ size_t stack_table_node_count(const struct stack_table *t)
 struct stack_node stack_table_node(const struct stack_table *t, uint32_t node)
 {
 	const struct node *nd = &t->nodes[node - 1];
+	unsigned type = node_type(nd);
 
-	if (nd->type == NODE_ROOT || nd->type == NODE_THREAD)
-		return (struct stack_node){ nd->type == NODE_ROOT ? STACK_NODE_ROOT : STACK_NODE_THREAD,
-					    { nd->name, FRAME_NATIVE }, nd->parent };
-	return (struct stack_node){ STACK_NODE_FRAME, { nd->name, (enum frame_type)nd->type },
-				    nd->parent };
+	if (type == NODE_ROOT || type == NODE_THREAD)
+		return (struct stack_node){ type == NODE_ROOT ? STACK_NODE_ROOT : STACK_NODE_THREAD,
+					    { nd->name, FRAME_NATIVE }, node_parent(nd) };
+	return (struct stack_node){ STACK_NODE_FRAME, { nd->name, (enum frame_type)type },
+				    node_parent(nd) };
 }
 
 size_t stack_table_memory(const struct stack_table *t)
