@@ -26,15 +26,16 @@ static double seconds(clockid_t clock)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static long peak_rss_kib(void)
+/* A field of /proc/self/status in KiB: "VmHWM:" (peak RSS), "VmRSS:". */
+static long status_kib(const char *field)
 {
 	FILE *f = fopen("/proc/self/status", "r");
 	char line[256];
 	long kib = 0;
 
 	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, "VmHWM:", 6))
-			kib = atol(line + 6);
+		if (!strncmp(line, field, strlen(field)))
+			kib = atol(line + strlen(field));
 	if (f)
 		fclose(f);
 	return kib;
@@ -78,6 +79,7 @@ int main(int argc, char **argv)
 	struct stack_resolver *r;
 	struct profile_outputs *outs;
 	struct profile_output *node, *stage;
+	long rss_before, rss_added;
 	struct user_names names;
 	double cpu0, cpu1, cpu2, wall1, wall2;
 	int err;
@@ -103,6 +105,7 @@ int main(int argc, char **argv)
 	node = profile_outputs_get(outs, "all", &label, 1);
 	stage = profile_outputs_get(outs, "exec-1/stage-3", &label, 1);
 	names = (struct user_names){ .symbolizer = stack_resolver_inspect(r, getpid()) };
+	rss_before = status_kib("VmRSS:");
 	cpu0 = seconds(CLOCK_PROCESS_CPUTIME_ID);
 	for (long j = 0; j < nsamples; j++) {
 		int i = (int)(((uint64_t)j * 2654435761u) % (uint64_t)nstacks);
@@ -119,15 +122,17 @@ int main(int argc, char **argv)
 		profile_output_add(outs, stage, &s);
 	}
 	cpu1 = seconds(CLOCK_PROCESS_CPUTIME_ID);
+	rss_added = status_kib("VmRSS:");
 	wall1 = seconds(CLOCK_MONOTONIC);
 	err = profile_outputs_write(outs);
 	wall2 = seconds(CLOCK_MONOTONIC);
 	cpu2 = seconds(CLOCK_PROCESS_CPUTIME_ID);
 	printf("steady_path: %ld samples over %d stacks (%d+%d frames), 2 outputs: "
-	       "%.2f us CPU per sample; writing every output %.3f s (%.3f s CPU)%s; "
-	       "peak RSS %ld MiB\n",
+	       "%.2f us CPU per sample; RSS +%ld MiB with every sample added; writing every "
+	       "output %.3f s (%.3f s CPU)%s; peak RSS %ld MiB\n",
 	       nsamples, nstacks, kdepth, udepth, (cpu1 - cpu0) * 1e6 / (double)nsamples,
-	       wall2 - wall1, cpu2 - cpu1, err ? " FAILED" : "", peak_rss_kib() / 1024);
+	       (rss_added - rss_before) / 1024, wall2 - wall1, cpu2 - cpu1, err ? " FAILED" : "",
+	       status_kib("VmHWM:") / 1024);
 	profile_outputs_free(outs);
 	proc_symbolizer_free(names.symbolizer);
 	stack_resolver_free(r);

@@ -9,7 +9,7 @@
 
 static char *slurp(const char *path)
 {
-	static char buf[65536];
+	static char buf[1 << 20];
 	FILE *f = fopen(path, "r");
 	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
 
@@ -54,6 +54,111 @@ static int type_of(const struct folded_profile *p, const char *text)
 		v.type = -3;
 	folded_tree_free(t);
 	return v.type;
+}
+
+/* Sum of counts and of id * count, to compare two profiles' contents. */
+struct id_sums {
+	uint64_t count, weighted;
+	size_t ids;
+};
+
+static int sum_ids(uint32_t id, uint64_t count, void *ctx)
+{
+	struct id_sums *s = ctx;
+
+	s->count += count;
+	s->weighted += (uint64_t)id * count;
+	s->ids++;
+	return 0;
+}
+
+static struct id_sums sums_of(const struct folded_profile *p)
+{
+	struct id_sums s = { 0 };
+
+	folded_profile_foreach_id(p, sum_ids, &s);
+	return s;
+}
+
+/* Counts kept as an array by id when the profile sees most ids (the
+ * node's), as a table when it sees few far apart (a stage's), and moved
+ * from one to the other when that changes, without losing a count. */
+static void check_count_forms(void)
+{
+	struct stack_table *tab = stack_table_new();
+	struct folded_profile *node = folded_profile_new(tab), *stage = folded_profile_new(tab);
+	struct folded_profile *late = folded_profile_new(tab);
+	struct frame f[2] = { { "leaf", FRAME_NATIVE }, { "main", FRAME_NATIVE } };
+	char names[20000][8], a[] = "/tmp/sparkprof-test-forms-a-XXXXXX",
+			      b[] = "/tmp/sparkprof-test-forms-b-XXXXXX";
+	struct id_sums s;
+	uint64_t weighted = 0;
+	size_t mem;
+	int fa = mkstemp(a), fb = mkstemp(b);
+	char *text_a;
+
+	close(fa);
+	close(fb);
+	for (int i = 0; i < 20000; i++) {
+		snprintf(names[i], sizeof(names[i]), "f%d", i);
+		f[0].name = names[i];
+		if (stack_table_intern(tab, "java-1", NULL, f, 2) != i)
+			break;
+		folded_profile_add_id(node, (uint32_t)i, (uint64_t)i + 1);
+		if (i % 100 == 0)
+			folded_profile_add_id(stage, (uint32_t)i, 2);
+	}
+	s = sums_of(node);
+	mem = folded_profile_memory(node);
+	for (uint64_t i = 0; i < 20000; i++)
+		weighted += i * (i + 1);
+	CHECK(s.weighted == weighted, "each id keeps its own count");
+	weighted += 19999999ull * 7;
+	CHECK(s.ids == 20000 && s.count == 20000ull * 20001 / 2 && folded_profile_total(node) == s.count,
+	      "a profile of every id keeps every count (%zu ids)", s.ids);
+	CHECK(mem <= 20000 * 8 * 3 / 2 + 256, "as an array by id: %zu bytes for 20000 ids", mem);
+	s = sums_of(stage);
+	mem = folded_profile_memory(stage);
+	CHECK(s.ids == 200 && s.count == 400, "a profile of every 100th id keeps its counts");
+	CHECK(mem <= 200 * 4 * 12 + 256, "as a table: %zu bytes for 200 ids spread over 20000", mem);
+	CHECK(folded_profile_add_id(node, 5, 0) == 0 && sums_of(node).ids == 20000,
+	      "a count of 0 adds nothing");
+
+	/* the node's counts, then a far id: too sparse for an array */
+	CHECK(folded_profile_add_id(node, 19999999, 7) == 0, "add an id a thousand times further");
+	s = sums_of(node);
+	mem = folded_profile_memory(node);
+	CHECK(s.ids == 20001 && s.count == 20000ull * 20001 / 2 + 7 && s.weighted == weighted,
+	      "every count kept across the change");
+	CHECK(mem <= 20001 * 4 * 12, "and held as a table (%zu bytes, not 160 MB of array)", mem);
+
+	/* a profile that starts with late ids and then sees every one */
+	for (int i = 19999; i >= 0; i--)
+		folded_profile_add_id(late, (uint32_t)i, 1);
+	s = sums_of(late);
+	mem = folded_profile_memory(late);
+	CHECK(s.ids == 20000 && s.count == 20000, "late ids first, then all: every count kept");
+	CHECK(mem <= 20000 * 8 * 3 / 2 + 256, "and moved to an array (%zu bytes)", mem);
+
+	/* the files read the same whichever form the counts take */
+	CHECK(folded_profile_write(late, a) == 0 && folded_profile_write(stage, b) == 0, "write both");
+	text_a = strdup(slurp(a));
+	CHECK(strstr(text_a, "java-1;main;f0 1\n") && strstr(text_a, "java-1;main;f19999 1\n") &&
+	      strstr(slurp(b), "java-1;main;f19900 2\n") && !strstr(slurp(b), "f19901"),
+	      "an array's and a table's lines");
+	folded_profile_free(late);
+	late = folded_profile_new(tab);
+	for (int i = 0; i < 20000; i += 100)
+		folded_profile_add_id(late, (uint32_t)i, 2);
+	CHECK(folded_profile_write(late, a) == 0 && !strcmp(slurp(a), slurp(b)) ? 1 : 0,
+	      "ids added in another order write the same file");
+	free(text_a);
+	unlink(a);
+	unlink(b);
+	folded_profile_free(node);
+	folded_profile_free(stage);
+	folded_profile_free(late);
+	stack_table_free(tab);
 }
 
 int main(void)
@@ -139,5 +244,6 @@ int main(void)
 		unlink(path);
 	}
 	folded_profile_free(p);
+	check_count_forms();
 	TAP_DONE();
 }

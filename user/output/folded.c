@@ -15,20 +15,30 @@
 
 #define FOLDED_LINE_MAX (1 << 20)
 
-/* One stack's count; open addressing by id, at most half full. */
+/* A profile's counts take one of two forms, whichever is smaller for
+ * how its ids spread.  Ids are handed out in order of first sight across
+ * every output sharing the stack table, so the node's and each executor's
+ * profiles see most ids: for them an array indexed by id (8 bytes an id)
+ * beats a hash table (12 bytes a slot, at most half full).  A stage sees a
+ * few ids far apart and keeps the table.  The array is taken when at
+ * least a quarter of the ids up to the largest are counted, and left when
+ * fewer than an eighth are: the gap keeps the two from flapping. */
 struct count_slot {
 	uint32_t key;                /* id + 1; 0: empty */
 	uint64_t count;
-};
+} __attribute__((packed, aligned(4)));
 
 struct folded_profile {
 	struct stack_table *stacks;
 	struct stack_table *own_stacks; /* when no table was shared */
-	struct count_slot *slots;
-	size_t used, cap;
+	struct count_slot *slots;       /* the table: open addressing by id */
+	size_t cap;
+	uint64_t *by_id;                /* the array (NULL: the table is used) */
+	size_t by_id_len;               /* ids it covers, zeroed */
+	size_t used;                    /* ids counted */
+	uint32_t max_key;               /* largest id + 1 counted */
 	uint64_t total;
 };
-
 struct folded_profile *folded_profile_new(struct stack_table *stacks)
 {
 	struct folded_profile *p = calloc(1, sizeof(*p));
@@ -53,6 +63,7 @@ void folded_profile_free(struct folded_profile *p)
 		return;
 	stack_table_free(p->own_stacks);
 	free(p->slots);
+	free(p->by_id);
 	free(p);
 }
 
@@ -94,26 +105,83 @@ int folded_frame_text(char *buf, size_t len, size_t cap, const struct frame *fra
 	return n;
 }
 
-static int grow_slots(struct folded_profile *p)
+static void put_slot(struct count_slot *slots, size_t cap, uint32_t key, uint64_t count)
 {
-	size_t cap = p->cap ? p->cap * 2 : 256;
+	size_t i;
+
+	for (i = key * 2654435761u & (cap - 1); slots[i].key; i = (i + 1) & (cap - 1))
+		;
+	slots[i].key = key;
+	slots[i].count = count;
+}
+
+/* The table, cap slots (a power of two), holding what the profile counts. */
+static int make_table(struct folded_profile *p, size_t cap)
+{
 	struct count_slot *slots = calloc(cap, sizeof(*slots));
 
 	if (!slots)
 		return -ENOMEM;
-	for (size_t i = 0; i < p->cap; i++) {
-		size_t j;
-
-		if (!p->slots[i].key)
-			continue;
-		for (j = p->slots[i].key * 2654435761u & (cap - 1); slots[j].key; j = (j + 1) & (cap - 1))
-			;
-		slots[j] = p->slots[i];
-	}
+	for (size_t i = 0; i < p->cap; i++)
+		if (p->slots[i].key)
+			put_slot(slots, cap, p->slots[i].key, p->slots[i].count);
+	for (size_t id = 0; id < p->by_id_len; id++)
+		if (p->by_id[id])
+			put_slot(slots, cap, (uint32_t)id + 1, p->by_id[id]);
 	free(p->slots);
+	free(p->by_id);
 	p->slots = slots;
 	p->cap = cap;
+	p->by_id = NULL;
+	p->by_id_len = 0;
 	return 0;
+}
+
+/* The array, covering ids below len, holding what the profile counts. */
+static int make_array(struct folded_profile *p, size_t len)
+{
+	uint64_t *by_id;
+
+	if (p->by_id) {
+		by_id = realloc(p->by_id, len * sizeof(*by_id));
+		if (!by_id)
+			return -ENOMEM;
+		memset(by_id + p->by_id_len, 0, (len - p->by_id_len) * sizeof(*by_id));
+	} else {
+		by_id = calloc(len, sizeof(*by_id));
+		if (!by_id)
+			return -ENOMEM;
+		for (size_t i = 0; i < p->cap; i++)
+			if (p->slots[i].key)
+				by_id[p->slots[i].key - 1] = p->slots[i].count;
+		free(p->slots);
+		p->slots = NULL;
+		p->cap = 0;
+	}
+	p->by_id = by_id;
+	p->by_id_len = len;
+	return 0;
+}
+
+/* Room for one more id, key - 1, in whichever form now suits.  0 or
+ * -ENOMEM (the profile unchanged). */
+static int make_room(struct folded_profile *p, uint32_t key)
+{
+	size_t used = p->used + 1, span = key > p->max_key ? key : p->max_key;
+
+	if (p->by_id) {
+		if (key <= p->by_id_len)
+			return 0;
+		if (used * 8 < span)
+			return make_table(p, used * 2 > 256 ? (size_t)1 << (64 - __builtin_clzll(used * 2 - 1))
+							    : 256);
+		return make_array(p, span + span / 2);
+	}
+	if (used * 2 <= p->cap)
+		return 0;
+	if (used * 4 >= span)
+		return make_array(p, span > 256 ? span : 256);
+	return make_table(p, p->cap ? p->cap * 2 : 256);
 }
 
 int folded_profile_add_id(struct folded_profile *p, uint32_t id, uint64_t count)
@@ -121,6 +189,13 @@ int folded_profile_add_id(struct folded_profile *p, uint32_t id, uint64_t count)
 	uint32_t key = id + 1;
 	size_t i;
 
+	if (!count)
+		return 0;
+	if (p->by_id && id < p->by_id_len && p->by_id[id]) {
+		p->by_id[id] += count;
+		p->total += count;
+		return 0;
+	}
 	if (p->cap) {
 		for (i = key * 2654435761u & (p->cap - 1); p->slots[i].key; i = (i + 1) & (p->cap - 1)) {
 			if (p->slots[i].key == key) {
@@ -130,13 +205,15 @@ int folded_profile_add_id(struct folded_profile *p, uint32_t id, uint64_t count)
 			}
 		}
 	}
-	if ((p->used + 1) * 2 > p->cap && grow_slots(p))
+	if (make_room(p, key))
 		return -ENOMEM;
-	for (i = key * 2654435761u & (p->cap - 1); p->slots[i].key; i = (i + 1) & (p->cap - 1))
-		;
-	p->slots[i].key = key;
-	p->slots[i].count = count;
+	if (p->by_id)
+		p->by_id[id] = count;
+	else
+		put_slot(p->slots, p->cap, key, count);
 	p->used++;
+	if (key > p->max_key)
+		p->max_key = key;
 	p->total += count;
 	return 0;
 }
@@ -163,12 +240,18 @@ int folded_profile_foreach_id(const struct folded_profile *p,
 		if (r)
 			return r;
 	}
+	for (size_t id = 0; id < p->by_id_len; id++) {
+		int r = p->by_id[id] ? fn((uint32_t)id, p->by_id[id], ctx) : 0;
+
+		if (r)
+			return r;
+	}
 	return 0;
 }
 
 size_t folded_profile_memory(const struct folded_profile *p)
 {
-	return sizeof(*p) + p->cap * sizeof(*p->slots);
+	return sizeof(*p) + p->cap * sizeof(*p->slots) + p->by_id_len * sizeof(*p->by_id);
 }
 
 /* ------------------------------------------------------------------------
@@ -415,13 +498,19 @@ static int by_key(const void *a, const void *b)
 }
 
 /* In the order they were first seen, so that lines and siblings come in
- * that order. */
+ * that order: the array is in that order already. */
 static int add_stacks(struct folded_tree *t, const struct folded_profile *p)
 {
-	struct count_slot *sorted = malloc((p->used ? p->used : 1) * sizeof(*sorted));
+	struct count_slot *sorted;
 	size_t n = 0;
 	int err = 0;
 
+	for (size_t id = 0; id < p->by_id_len && !err; id++)
+		if (p->by_id[id])
+			err = add_stack(t, (uint32_t)id, p->by_id[id]);
+	if (!p->cap || err)
+		return err;
+	sorted = malloc((p->used ? p->used : 1) * sizeof(*sorted));
 	if (!sorted)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->cap; i++)
