@@ -184,6 +184,9 @@ int main(void)
 	CHECK(st.samples == 100 && st.events == 100 && st.chunks == 1 && st.bytes == len,
 	      "stats: samples, events, chunks, bytes (%llu vs %zu)",
 	      (unsigned long long)st.bytes, len);
+	/* A short Spark stage's writer: hundreds are open at once. */
+	CHECK(st.peak_memory < 64 << 10, "a writer of 100 samples holds %zu bytes at most",
+	      st.peak_memory);
 	free(data);
 
 	/* Small chunks: many complete chunks, each with labels and pools. */

@@ -48,9 +48,11 @@ uint64_t jfr_map_get(const struct jfr_map *m, uint64_t key)
 	return 0;
 }
 
+/* Small first: a Spark stage's writer may hold a map per pool with a key
+ * or two in it, and hundreds of them are open at once. */
 static int grow(struct jfr_map *m)
 {
-	size_t n = m->nslots ? m->nslots * 2 : 1024, j;
+	size_t n = m->nslots ? m->nslots * 2 : 16, j;
 	uint64_t *keys = calloc(n, sizeof(*keys));
 	uint64_t *values = malloc(n * sizeof(*values));
 

@@ -98,9 +98,10 @@ void jfr_pool_trim(struct jfr_pool *pool)
 	/* Key counters and wanted keys carry on, as in jfr_pool_reset. */
 }
 
+/* Small first, as jfr_map's: most stage writers intern a few values. */
 static int grow_slots(struct jfr_pool *pool)
 {
-	size_t n = pool->nslots ? pool->nslots * 2 : 1024;
+	size_t n = pool->nslots ? pool->nslots * 2 : 32;
 	struct slot *s = calloc(n, sizeof(*s));
 
 	if (!s)
