@@ -4,6 +4,7 @@
  * after longer it writes all its files and parks its counts, and a late
  * sample brings them back. */
 #include <stdint.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,9 +207,54 @@ static void test_parking(void)
 	CHECK(system(cmd) == 0, "clean up");
 }
 
+/* A recording keeps one struct per stage it has seen, parked: a Spark
+ * application starts stages by the thousand.  Heap bytes each parked
+ * output holds, as malloc counts them. */
+static void test_parked_memory(void)
+{
+	char dir[] = "/tmp/sparkprof-test-parked-XXXXXX", name[64], stage_id[16], cmd[300];
+	struct output_settings settings = {
+		.dir = mkdtemp(dir), .cpu_period_ns = 10000000, .jfr = true, .wall = true,
+		.wall_interval_ns = 10000000,
+	};
+	struct profile_outputs *outs = profile_outputs_new(&settings);
+	struct profile_output *node = profile_outputs_get(outs, "all", NULL, 0);
+	struct output_label labels[] = { { "applicationId", "app-20261124101500-0003" },
+					 { "executorId", "17" }, { "stageId", stage_id },
+					 { "stageAttemptId", "0" } };
+	enum { STAGES = 500 };
+	size_t heap_before, heap_after, per_stage;
+	int parked = 0;
+
+	add(outs, node, NS, "Other.run");
+	heap_before = mallinfo2().uordblks;
+	for (int i = 0; i < STAGES; i++) {
+		struct profile_output *o;
+
+		snprintf(name, sizeof(name), "app-20261124101500-0003/exec-17/stage-%d.0", i);
+		snprintf(stage_id, sizeof(stage_id), "%d", i);
+		o = profile_outputs_get(outs, name, labels, 4);
+		add(outs, o, NS + (uint64_t)i * 1000000, "Stage.run");
+	}
+	for (uint64_t t = 2 * NS; t <= 40 * NS; t += NS / 2)
+		add(outs, node, t, "Other.run");
+	heap_after = mallinfo2().uordblks;
+	for (int i = 0; i < STAGES; i++) {
+		snprintf(name, sizeof(name), "app-20261124101500-0003/exec-17/stage-%d.0", i);
+		parked += profile_output_parked(profile_outputs_get(outs, name, NULL, 0));
+	}
+	per_stage = heap_after > heap_before ? (heap_after - heap_before) / STAGES : 0;
+	CHECK(parked == STAGES, "%d stages parked", parked);
+	CHECK(per_stage < 768, "a parked stage holds %zu heap bytes", per_stage);
+	profile_outputs_free(outs);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0, "clean up");
+}
+
 int main(void)
 {
 	test_parking();
+	test_parked_memory();
 	char dir[] = "/tmp/sparkprof-test-outputs-XXXXXX";
 	struct output_settings settings = {
 		.dir = mkdtemp(dir), .cpu_period_ns = 10000000, .jfr = true,

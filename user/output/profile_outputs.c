@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "base/path_util.h"
 #include "base/stack_table.h"
+#include "base/string_pool.h"
 #include "base/strmap.h"
 #include "output/count_spill.h"
 #include "output/flame_page.h"
@@ -21,9 +22,12 @@
 enum profile_kind { PROFILE_CPU, PROFILE_WALL, PROFILE_OFF_CPU, PROFILE_WALL_STATES,
 		    PROFILE_KINDS };
 
+/* A parked output stays in memory as this struct alone, one per stage a
+ * recording has seen: its texts are pooled (stages of one executor share
+ * their label texts) and its labels take what they need. */
 struct profile_output {
-	char *name;
-	struct output_label labels[OUTPUT_MAX_LABELS];
+	const char *name;               /* pooled */
+	struct output_label *labels;    /* texts pooled */
 	int nlabels;
 	/* cpu; wall and off_cpu in nanoseconds; wall_states: the wall profile
 	 * with a leaf frame per thread state ("[sleeping]"), for the wall
@@ -52,6 +56,7 @@ struct profile_outputs {
 	struct frame *scratch;  /* a sample's frames under its state frame */
 	size_t scratch_cap;
 	struct stack_table *stacks;     /* every output's stacks, each once */
+	struct string_pool *texts;      /* outputs' names and label texts */
 	uint64_t newest_sample_ns, last_sweep_ns;
 	struct count_spill *spill;      /* parked outputs' counts */
 	bool parking_off;               /* a write or the spill failed: keep all in memory */
@@ -84,11 +89,7 @@ static void output_free(void *value)
 		jfr_writer_close(o->jfr); /* only on error paths: write() closes them */
 	for (int k = 0; k < PROFILE_KINDS; k++)
 		folded_profile_free(o->profiles[k]);
-	for (int i = 0; i < o->nlabels; i++) {
-		free((char *)o->labels[i].key);
-		free((char *)o->labels[i].value);
-	}
-	free(o->name);
+	free(o->labels);
 	free(o);
 }
 
@@ -103,8 +104,9 @@ struct profile_outputs *profile_outputs_new(const struct output_settings *settin
 	outs->settings.dir = outs->dir;
 	outs->by_name = strmap_new();
 	outs->stacks = stack_table_new();
+	outs->texts = string_pool_new();
 	outs->spill = count_spill_new(settings->dir);
-	if (!outs->dir || !outs->by_name || !outs->stacks || !outs->spill) {
+	if (!outs->dir || !outs->by_name || !outs->stacks || !outs->texts || !outs->spill) {
 		profile_outputs_free(outs);
 		return NULL;
 	}
@@ -118,6 +120,7 @@ void profile_outputs_free(struct profile_outputs *outs)
 	if (outs->by_name)
 		strmap_free(outs->by_name, output_free);
 	stack_table_free(outs->stacks);
+	string_pool_free(outs->texts);
 	count_spill_free(outs->spill);
 	free(outs->dir);
 	free(outs->scratch);
@@ -141,24 +144,32 @@ static int new_profiles(const struct output_settings *s, struct stack_table *sta
 	return 0;
 }
 
-static struct profile_output *output_new(const struct output_settings *s,
-					 struct stack_table *stacks, const char *name,
+static const char *pooled(struct string_pool *texts, const char *s)
+{
+	return string_pool_intern(texts, s, strlen(s));
+}
+
+static struct profile_output *output_new(const struct profile_outputs *outs, const char *name,
 					 const struct output_label *labels, int nlabels)
 {
 	struct profile_output *o = calloc(1, sizeof(*o));
 
+	if (nlabels > OUTPUT_MAX_LABELS)
+		nlabels = OUTPUT_MAX_LABELS;
 	if (!o)
 		return NULL;
-	o->name = strdup(name);
-	o->cpu_period_ns = s->cpu_period_ns;
-	if (!o->name || new_profiles(s, stacks, o))
+	o->name = pooled(outs->texts, name);
+	o->cpu_period_ns = outs->settings.cpu_period_ns;
+	if (!o->name || new_profiles(&outs->settings, outs->stacks, o))
 		goto fail;
-	for (int i = 0; i < nlabels && i < OUTPUT_MAX_LABELS; i++) {
-		o->labels[i].key = strdup(labels[i].key);
-		o->labels[i].value = strdup(labels[i].value ? labels[i].value : "");
-		o->nlabels++;
+	if (nlabels > 0 && !(o->labels = calloc((size_t)nlabels, sizeof(*o->labels))))
+		goto fail;
+	for (int i = 0; i < nlabels; i++) {
+		o->labels[i].key = pooled(outs->texts, labels[i].key);
+		o->labels[i].value = pooled(outs->texts, labels[i].value ? labels[i].value : "");
 		if (!o->labels[i].key || !o->labels[i].value)
 			goto fail;
+		o->nlabels++;
 	}
 	return o;
 fail:
@@ -178,7 +189,7 @@ struct profile_output *profile_outputs_get(struct profile_outputs *outs, const c
 	if (!slot)
 		return NULL;
 	if (!*slot)
-		*slot = output_new(&outs->settings, outs->stacks, name, labels, nlabels);
+		*slot = output_new(outs, name, labels, nlabels);
 	return *slot;
 }
 
