@@ -78,7 +78,7 @@ $(AGENT): $(AGENT_SRCS) $(wildcard tools/jvmti/*.h include/sparkprof_helper_log.
 	$(CC) $(CFLAGS) -Iinclude $(JNI_CFLAGS) -fPIC -shared -fvisibility=hidden \
 	    -o $@ $(AGENT_SRCS) -lpthread -ldl
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libsparkprof.a tests/unit/tap.h | $(BUILD)/tests
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libsparkprof.a $(wildcard tests/unit/*.h) | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) -o $@ $< $(BUILD)/libsparkprof.a $(LDLIBS)
 
 $(BUILD)/progs/%: tests/progs/%.c | $(BUILD)/progs

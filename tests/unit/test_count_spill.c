@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "output/count_spill.h"
+#include "id_sums.h"
 #include "tap.h"
 
 static int entries(const char *dir)
@@ -25,21 +26,6 @@ static int entries(const char *dir)
 	return n;
 }
 
-struct sum {
-	uint64_t ids, counts;
-	size_t n;
-};
-
-static int add_up(uint32_t id, uint64_t count, void *ctx)
-{
-	struct sum *s = ctx;
-
-	s->ids += id;
-	s->counts += count;
-	s->n++;
-	return 0;
-}
-
 int main(void)
 {
 	char dir[] = "/tmp/sparkprof-test-spill-XXXXXX";
@@ -47,7 +33,7 @@ int main(void)
 	struct folded_profile *a = folded_profile_new(NULL), *b = folded_profile_new(NULL);
 	struct folded_profile *back_a = folded_profile_new(NULL), *back_b = folded_profile_new(NULL);
 	struct count_spill_ref ra, rb, rbytes, rnone;
-	struct sum want_a = { 0 }, got_a = { 0 }, want_b = { 0 }, got_b = { 0 };
+	struct id_sums want_a, got_a, want_b, got_b;
 	const char blob[] = "key state \0 with a NUL";
 	void *bytes = NULL;
 
@@ -58,19 +44,19 @@ int main(void)
 		folded_profile_add_id(a, id, (uint64_t)id * 3 + 1);
 	folded_profile_add_id(b, 7, 5ull << 40);
 	folded_profile_add_id(b, 70000, 1);
-	folded_profile_foreach_id(a, add_up, &want_a);
-	folded_profile_foreach_id(b, add_up, &want_b);
+	want_a = id_sums_of(a);
+	want_b = id_sums_of(b);
 	CHECK(count_spill_put(spill, a, &ra) == 0 && count_spill_put(spill, b, &rb) == 0,
 	      "two profiles parked");
 	CHECK(count_spill_put_bytes(spill, blob, sizeof(blob), &rbytes) == 0, "bytes parked");
 	CHECK(entries(dir) == 0, "nothing named in the folder (%d entries)", entries(dir));
 	CHECK(count_spill_get(spill, &rb, back_b) == 0 && count_spill_get(spill, &ra, back_a) == 0,
 	      "both back, in any order");
-	folded_profile_foreach_id(back_a, add_up, &got_a);
-	folded_profile_foreach_id(back_b, add_up, &got_b);
-	CHECK(got_a.n == 10000 && got_a.ids == want_a.ids && got_a.counts == want_a.counts,
-	      "10,000 stacks with their counts (%zu)", got_a.n);
-	CHECK(got_b.n == 2 && got_b.counts == (5ull << 40) + 1, "a count over 32 bits kept");
+	got_a = id_sums_of(back_a);
+	got_b = id_sums_of(back_b);
+	CHECK(got_a.ids == 10000 && got_a.id_total == want_a.id_total && got_a.count == want_a.count &&
+	      got_a.weighted == want_a.weighted, "10,000 stacks with their counts (%zu)", got_a.ids);
+	CHECK(got_b.ids == 2 && got_b.count == (5ull << 40) + 1 && got_b.weighted == want_b.weighted, "a count over 32 bits kept");
 	CHECK(folded_profile_total(back_a) == folded_profile_total(a), "same totals");
 	CHECK(count_spill_get_bytes(spill, &rbytes, &bytes) == 0 && bytes &&
 	      !memcmp(bytes, blob, sizeof(blob)), "the bytes back");

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "id_sums.h"
 #include "output/folded.h"
 #include "tap.h"
 
@@ -56,30 +57,6 @@ static int type_of(const struct folded_profile *p, const char *text)
 	return v.type;
 }
 
-/* Sum of counts and of id * count, to compare two profiles' contents. */
-struct id_sums {
-	uint64_t count, weighted;
-	size_t ids;
-};
-
-static int sum_ids(uint32_t id, uint64_t count, void *ctx)
-{
-	struct id_sums *s = ctx;
-
-	s->count += count;
-	s->weighted += (uint64_t)id * count;
-	s->ids++;
-	return 0;
-}
-
-static struct id_sums sums_of(const struct folded_profile *p)
-{
-	struct id_sums s = { 0 };
-
-	folded_profile_foreach_id(p, sum_ids, &s);
-	return s;
-}
-
 /* Counts kept as an array by id when the profile sees most ids (the
  * node's), as a table when it sees few far apart (a stage's), and moved
  * from one to the other when that changes, without losing a count. */
@@ -108,7 +85,7 @@ static void check_count_forms(void)
 		if (i % 100 == 0)
 			folded_profile_add_id(stage, (uint32_t)i, 2);
 	}
-	s = sums_of(node);
+	s = id_sums_of(node);
 	mem = folded_profile_memory(node);
 	for (uint64_t i = 0; i < 20000; i++)
 		weighted += i * (i + 1);
@@ -117,16 +94,16 @@ static void check_count_forms(void)
 	CHECK(s.ids == 20000 && s.count == 20000ull * 20001 / 2 && folded_profile_total(node) == s.count,
 	      "a profile of every id keeps every count (%zu ids)", s.ids);
 	CHECK(mem <= 20000 * 8 * 3 / 2 + 256, "as an array by id: %zu bytes for 20000 ids", mem);
-	s = sums_of(stage);
+	s = id_sums_of(stage);
 	mem = folded_profile_memory(stage);
 	CHECK(s.ids == 200 && s.count == 400, "a profile of every 100th id keeps its counts");
 	CHECK(mem <= 200 * 4 * 12 + 256, "as a table: %zu bytes for 200 ids spread over 20000", mem);
-	CHECK(folded_profile_add_id(node, 5, 0) == 0 && sums_of(node).ids == 20000,
+	CHECK(folded_profile_add_id(node, 5, 0) == 0 && id_sums_of(node).ids == 20000,
 	      "a count of 0 adds nothing");
 
 	/* the node's counts, then a far id: too sparse for an array */
 	CHECK(folded_profile_add_id(node, 19999999, 7) == 0, "add an id a thousand times further");
-	s = sums_of(node);
+	s = id_sums_of(node);
 	mem = folded_profile_memory(node);
 	CHECK(s.ids == 20001 && s.count == 20000ull * 20001 / 2 + 7 && s.weighted == weighted,
 	      "every count kept across the change");
@@ -135,7 +112,7 @@ static void check_count_forms(void)
 	/* a profile that starts with late ids and then sees every one */
 	for (int i = 19999; i >= 0; i--)
 		folded_profile_add_id(late, (uint32_t)i, 1);
-	s = sums_of(late);
+	s = id_sums_of(late);
 	mem = folded_profile_memory(late);
 	CHECK(s.ids == 20000 && s.count == 20000, "late ids first, then all: every count kept");
 	CHECK(mem <= 20000 * 8 * 3 / 2 + 256, "and moved to an array (%zu bytes)", mem);
