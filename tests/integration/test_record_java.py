@@ -1,6 +1,7 @@
 """`sparkprof record` on real JVMs: Java frames named from the helper's live
 JIT symbols, full thread names (renames included), helper loaded at start or
 attached late, on JDK 17 and the newest JDK on the machine."""
+import json
 import os
 import re
 import subprocess
@@ -125,6 +126,28 @@ def test_java_methods_named_with_helper_at_start(tmp_path, jdks, hot_classes, ag
     finally:
         work.finish()
     assert_workers_named(read_folded(tmp_path / "all.folded"), work.pid, 3)
+
+
+def test_summary_says_where_memory_went(tmp_path, jdks, hot_classes, agent_path):
+    """summary.json's memory: the heap bytes of each owner when sampling
+    stopped, so a user can tell what a long recording's memory holds."""
+    work = JavaWorkload(jdks[max(jdks)], hot_classes, 10, 2, 0, agent=agent_path)
+    try:
+        time.sleep(3)
+        record(tmp_path, "-p", work.pid, "--wall", "-F", 499, "-d", 4)
+    finally:
+        work.finish()
+    with open(tmp_path / "summary.json") as f:
+        mem = json.load(f)["memory"]
+    owners = ["stack_table", "counts", "jfr_writers", "jit", "address_names", "elf_symbols",
+              "kernel_symbols"]
+    assert all(mem[k] > 0 for k in owners), mem
+    # the JIT store describes the workload's compiled methods: over 64 KiB
+    assert mem["jit"] > 64 << 10, mem
+    # kallsyms alone is megabytes; the parts are heap bytes within the RSS
+    assert mem["kernel_symbols"] > 1 << 20, mem
+    assert 8 << 10 < mem["rss_kib"] and sum(mem[k] for k in owners) < mem["rss_kib"] * 1024, mem
+    assert mem["outputs"] >= 1 and mem["parked_outputs"] == 0, mem
 
 
 @pytest.mark.parametrize("which", ["oldest", "newest"])

@@ -23,6 +23,7 @@ static const char sample[] =
 	"Groups:\t4 24 27\n"
 	"NStgid:\t4242\t77\t1\n"
 	"NSpid:\t4242\t77\t1\n"
+	"VmRSS:\t  123456 kB\n"
 	"Threads:\t23\n"
 	"SigBlk:\t0000000000000000\n"
 	"SigIgn:\t0000000000001000\n"
@@ -36,6 +37,7 @@ static void test_sample(void)
 	CHECK_STR(st.name, "java", "name");
 	CHECK(st.tgid == 4242, "tgid");
 	CHECK((st.present & PROC_STATUS_PPID) && st.ppid == 1, "parent pid");
+	CHECK((st.present & PROC_STATUS_VMRSS) && st.vm_rss_kib == 123456, "resident memory");
 	CHECK(st.uid[0] == 1000 && proc_status_euid(&st) == 1001 && st.uid[3] == 1003,
 	      "uid fields, effective second");
 	CHECK(st.gid[0] == 2000 && proc_status_egid(&st) == 2001, "gid fields");
@@ -83,6 +85,12 @@ static void test_malformed(void)
 	      !(st.present & PROC_STATUS_UID), "an out-of-range uid is not taken");
 	CHECK(proc_status_parse(bad_sig, strlen(bad_sig), &st) == 0 &&
 	      !(st.present & PROC_STATUS_SIGCGT), "a non-hex SigCgt is not taken");
+	static const char rss_mb[] = "VmRSS:\t12 MB\n", rss_huge[] = "VmRSS:\t99999999999999999 kB\n";
+
+	CHECK(proc_status_parse(rss_mb, strlen(rss_mb), &st) == 0 &&
+	      !(st.present & PROC_STATUS_VMRSS), "VmRSS in a unit other than kB is not taken");
+	CHECK(proc_status_parse(rss_huge, strlen(rss_huge), &st) == 0 &&
+	      !(st.present & PROC_STATUS_VMRSS), "a VmRSS over 64 bits of bytes is not taken");
 	CHECK(proc_status_parse(long_sig, strlen(long_sig), &st) == 0 &&
 	      !(st.present & PROC_STATUS_SIGCGT), "a 17-digit SigCgt is not taken");
 	CHECK(proc_status_parse(no_nl, strlen(no_nl), &st) == 0 && st.tgid == 12,
@@ -130,6 +138,8 @@ static void test_live(void)
 	CHECK(st.tgid == getpid() && proc_status_euid(&st) == geteuid() &&
 	      proc_status_egid(&st) == getegid(), "our tgid, euid and egid");
 	CHECK(proc_status_ns_pid(&st) == getpid(), "in our own pid namespace the ns pid is the pid");
+	CHECK((st.present & PROC_STATUS_VMRSS) && st.vm_rss_kib > 100 && st.vm_rss_kib < 1u << 20,
+	      "our resident memory (%llu KiB)", (unsigned long long)st.vm_rss_kib);
 	CHECK(!proc_status_catches(&st, SIGQUIT), "we do not catch SIGQUIT");
 	rc = proc_status_read(0x7ffffff0, &st);
 	CHECK(rc == -ENOENT, "a missing process gives -ENOENT");

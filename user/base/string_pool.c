@@ -112,3 +112,12 @@ const char *string_pool_intern(struct string_pool *pool, const char *s, size_t l
 	pool->count++;
 	return p;
 }
+
+size_t string_pool_memory(const struct string_pool *pool)
+{
+	size_t n = sizeof(*pool) + pool->cap * sizeof(*pool->slots);
+
+	for (const struct chunk *c = pool->chunks; c; c = c->next)
+		n += sizeof(*c) + c->cap;
+	return n;
+}

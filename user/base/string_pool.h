@@ -22,4 +22,7 @@ void string_pool_free(struct string_pool *pool);
  * but is not equal to it.)  NULL with errno ENOMEM. */
 const char *string_pool_intern(struct string_pool *pool, const char *s, size_t len);
 
+/* Heap bytes the pool holds. */
+size_t string_pool_memory(const struct string_pool *pool);
+
 #endif

@@ -177,3 +177,8 @@ int java_process_name_method(void *ctx, uint64_t method, struct frame *out)
 	out->type = FRAME_INTERPRETED;
 	return 1;
 }
+
+size_t java_process_jit_memory(const struct java_process *jp)
+{
+	return jp->helper ? jvm_helper_log_jit_memory(jp->helper) : 0;
+}

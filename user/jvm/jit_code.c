@@ -262,6 +262,14 @@ size_t jit_code_blobs(const struct jit_code *jc, size_t *ended)
 	return jc->nblobs;
 }
 
+size_t jit_code_memory(const struct jit_code *jc)
+{
+	return sizeof(*jc) + jc->capblobs * sizeof(*jc->blobs) + jc->caplive * sizeof(*jc->live) +
+	       jc->capindex * (sizeof(*jc->by_start) + sizeof(*jc->max_end)) +
+	       jc->capinl * sizeof(*jc->inl) + jc->chains.capnames * sizeof(*jc->chains.names) +
+	       jc->chains.capindex * sizeof(*jc->chains.index);
+}
+
 /* Whether blob b of jc stays: live, ended at or after ts, or the newest
  * (whose id the next blob must exceed, and whose I records may follow). */
 static int keeps(const struct jit_code *jc, const struct code_blob *b, uint64_t ts)

@@ -65,6 +65,9 @@ size_t jit_code_forget(struct jit_code *jc, uint64_t ts);
 /* Blobs held, and how many of them have ended. */
 size_t jit_code_blobs(const struct jit_code *jc, size_t *ended);
 
+/* Heap bytes the store holds (not the names: the caller's). */
+size_t jit_code_memory(const struct jit_code *jc);
+
 /* Whether any blob ever added covers addr. */
 int jit_code_covers(struct jit_code *jc, uint64_t addr);
 

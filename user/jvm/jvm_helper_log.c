@@ -288,3 +288,8 @@ int jvm_helper_log_poll(struct jvm_helper_log *log)
 	forget_old_code(log);
 	return (int)(log->stats.lines - before);
 }
+
+size_t jvm_helper_log_jit_memory(const struct jvm_helper_log *log)
+{
+	return jit_code_memory(log->code) + string_pool_memory(log->names);
+}

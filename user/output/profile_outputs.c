@@ -647,6 +647,28 @@ int profile_outputs_write(struct profile_outputs *outs)
 	return wc.first_error;
 }
 
+static int add_memory(const char *name, void *value, void *ctx)
+{
+	const struct profile_output *o = value;
+	struct output_memory *m = ctx;
+
+	(void)name;
+	if (!o)
+		return 0;
+	m->outputs++;
+	m->parked += o->parked;
+	for (int k = 0; k < PROFILE_KINDS; k++)
+		m->counts += o->profiles[k] ? folded_profile_memory(o->profiles[k]) : 0;
+	m->jfr += o->jfr ? jfr_writer_memory(o->jfr) : 0;
+	return 0;
+}
+
+void profile_outputs_memory(const struct profile_outputs *outs, struct output_memory *out)
+{
+	*out = (struct output_memory){ .stacks = stack_table_memory(outs->stacks) };
+	strmap_foreach(outs->by_name, add_memory, out);
+}
+
 struct foreach_ctx {
 	int (*fn)(const char *name, struct profile_output *out, void *ctx);
 	void *ctx;

@@ -93,6 +93,16 @@ enum output_file_kind {
 int profile_output_failures(const struct profile_outputs *outs, const struct profile_output *out,
 			    int (*fn)(const char *file, int err, void *ctx), void *ctx);
 
+/* Heap bytes the outputs hold, for the summary: what a long recording's
+ * memory goes to. */
+struct output_memory {
+	size_t stacks;          /* the stack table all outputs share */
+	size_t counts;          /* every output's counts by stack */
+	size_t jfr;             /* open JFR writers */
+	size_t outputs, parked; /* outputs, and how many of them are parked */
+};
+void profile_outputs_memory(const struct profile_outputs *outs, struct output_memory *out);
+
 /* Visits outputs in creation order. */
 int profile_outputs_foreach(struct profile_outputs *outs,
 			    int (*fn)(const char *name, struct profile_output *out, void *ctx),

@@ -183,6 +183,14 @@ static void parse_line(const char *line, const char *end, struct proc_status *ou
 	} else if (key_is(line, keylen, "SigBlk")) {
 		if (take_hex_line(val, end, &out->sig_blocked))
 			out->present |= PROC_STATUS_SIGBLK;
+	} else if (key_is(line, keylen, "VmRSS")) {
+		const char *p = val;
+
+		if (take_decimal(&p, end, UINT64_MAX / 1024, &v) &&
+		    (p = skip_blanks(p, end)) + 2 == end && !memcmp(p, "kB", 2)) {
+			out->vm_rss_kib = v;
+			out->present |= PROC_STATUS_VMRSS;
+		}
 	} else if (key_is(line, keylen, "Threads")) {
 		if (take_single(val, end, UINT_MAX, &v)) {
 			out->threads = (unsigned)v;

@@ -25,6 +25,7 @@ enum proc_status_field {
 	PROC_STATUS_THREADS = 1u << 8,
 	PROC_STATUS_PPID = 1u << 9,
 	PROC_STATUS_NSPID = 1u << 10,
+	PROC_STATUS_VMRSS = 1u << 11,
 };
 
 /* How many nested pid namespaces we keep NStgid values for (the kernel
@@ -48,6 +49,7 @@ struct proc_status {
 	uint64_t sig_ignored;		/* SigIgn */
 	uint64_t sig_blocked;		/* SigBlk (of the thread read) */
 	unsigned threads;
+	uint64_t vm_rss_kib;		/* VmRSS: resident memory (none for a kernel thread) */
 };
 
 /* Parses a status file's text. Returns 0 (see out->present for what was

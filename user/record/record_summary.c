@@ -234,6 +234,32 @@ static int write_output(const char *name, struct profile_output *out, void *ctx)
 	return 0;
 }
 
+static void write_memory(struct json_writer *w, const struct record_memory *m)
+{
+	const struct { const char *key; uint64_t bytes; } parts[] = {
+		{ "stack_table", m->outputs.stacks }, { "counts", m->outputs.counts },
+		{ "jfr_writers", m->outputs.jfr },    { "jit", m->jit },
+		{ "address_names", m->address_names }, { "elf_symbols", m->elf_symbols },
+		{ "kernel_symbols", m->kernel_symbols },
+	};
+
+	if (!m)
+		return;
+	json_key(w, "memory");
+	json_begin_object(w);
+	json_key(w, "rss_kib");
+	json_uint(w, m->rss_kib);
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		json_key(w, parts[i].key);
+		json_uint(w, parts[i].bytes);
+	}
+	json_key(w, "outputs");
+	json_uint(w, m->outputs.outputs);
+	json_key(w, "parked_outputs");
+	json_uint(w, m->outputs.parked);
+	json_end_object(w);
+}
+
 int record_summary_write(const struct record_summary_input *in)
 {
 	const struct record_options *o = in->opts;
@@ -338,6 +364,7 @@ int record_summary_write(const struct record_summary_input *in)
 		}
 		json_end_object(&w);
 	}
+	write_memory(&w, in->memory);
 	json_key(&w, "processes");
 	json_begin_array(&w);
 	process_table_foreach(in->processes, write_process, &w);

@@ -9,12 +9,24 @@
 
 #include <stdint.h>
 
+#include "output/profile_outputs.h"
 #include "record/record_options.h"
 #include "sparkprof_events.h"
 #include "symbols/stack_resolver.h"
 
 struct process_table;
 struct profile_outputs;
+
+/* What the recorder's memory went to when sampling stopped, before the
+ * outputs were written: heap bytes by owner, and the resident total
+ * (which also holds the ring buffer and the program). */
+struct record_memory {
+	uint64_t rss_kib;            /* 0: unknown */
+	struct output_memory outputs;
+	size_t jit;                  /* JVMs' JIT code stores and their names */
+	size_t address_names;        /* each process's addresses named so far */
+	size_t elf_symbols, kernel_symbols;
+};
 
 struct record_summary_input {
 	const struct record_options *opts;
@@ -28,6 +40,7 @@ struct record_summary_input {
 	struct process_table *processes;
 	struct profile_outputs *outputs;
 	const struct stack_resolver_stats *resolver_stats;
+	const struct record_memory *memory;
 };
 
 /* Writes DIR/summary.json. 0 or -errno (with a message). */

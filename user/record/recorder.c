@@ -14,6 +14,7 @@
 #include "jvm/java_process.h"
 #include "jvm/jvm_process.h"
 #include "output/profile_outputs.h"
+#include "proc/proc_status.h"
 #include "record/executor_outputs.h"
 #include "record/process_table.h"
 #include "record/record_summary.h"
@@ -462,9 +463,31 @@ void recorder_set_queue_full(struct recorder *rec, uint64_t dropped)
 	rec->totals.queue_full = dropped;
 }
 
+static int add_process_memory(struct process *p, void *ctx)
+{
+	struct record_memory *m = ctx;
+
+	m->jit += p->java ? java_process_jit_memory(p->java) : 0;
+	m->address_names += p->symbolizer ? proc_symbolizer_memory(p->symbolizer) : 0;
+	return 0;
+}
+
+static void measure_memory(struct recorder *rec, struct record_memory *m)
+{
+	struct proc_status st;
+
+	*m = (struct record_memory){ 0 };
+	if (!proc_status_read(getpid(), &st) && (st.present & PROC_STATUS_VMRSS))
+		m->rss_kib = st.vm_rss_kib;
+	profile_outputs_memory(rec->outputs, &m->outputs);
+	process_table_foreach(rec->processes, add_process_memory, m);
+	m->elf_symbols = stack_resolver_memory(rec->resolver, &m->kernel_symbols);
+}
+
 int recorder_finish(struct recorder *rec, const uint64_t counters[SP_CNT_MAX],
 		    uint64_t end_monotonic_ns)
 {
+	struct record_memory memory;
 	struct record_summary_input in = {
 		.opts = rec->cfg.opts,
 		.output_dir = rec->cfg.output_dir,
@@ -478,10 +501,12 @@ int recorder_finish(struct recorder *rec, const uint64_t counters[SP_CNT_MAX],
 		.processes = rec->processes,
 		.outputs = rec->outputs,
 		.resolver_stats = stack_resolver_get_stats(rec->resolver),
+		.memory = &memory,
 	};
 	int err, err2;
 
 	recorder_drain(rec, monotonic_now(), true);
+	measure_memory(rec, &memory);
 	err = profile_outputs_write(rec->outputs);
 	err2 = record_summary_write(&in);
 	/* The index is made from summary.json: if it cannot be written, the

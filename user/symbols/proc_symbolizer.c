@@ -260,6 +260,11 @@ enum proc_sym_result proc_symbolizer_resolve(struct proc_symbolizer *ps, uint64_
 	return result;
 }
 
+size_t proc_symbolizer_memory(const struct proc_symbolizer *ps)
+{
+	return sizeof(*ps) + addr_cache_memory(&ps->answers);
+}
+
 pid_t proc_symbolizer_pid(const struct proc_symbolizer *ps)
 {
 	return ps->pid;

@@ -51,6 +51,9 @@ enum proc_sym_result proc_symbolizer_resolve(struct proc_symbolizer *ps, uint64_
  * (the old mappings stay in use), or another -errno. */
 int proc_symbolizer_refresh(struct proc_symbolizer *ps);
 
+/* Heap bytes of the answers it keeps (each address named once). */
+size_t proc_symbolizer_memory(const struct proc_symbolizer *ps);
+
 pid_t proc_symbolizer_pid(const struct proc_symbolizer *ps);
 
 /* Whether the maps last read hold a file named basename ("libjvm.so"). */

@@ -264,3 +264,13 @@ size_t stack_resolver_resolve(struct stack_resolver *r, const struct user_names 
 	}
 	return n;
 }
+
+size_t stack_resolver_memory(const struct stack_resolver *r, size_t *kernel)
+{
+	struct binary_cache_stats bs;
+
+	binary_cache_get_stats(r->binaries, &bs);
+	*kernel = (r->kallsyms ? kallsyms_memory(r->kallsyms) : 0) +
+		  addr_cache_memory(&r->kernel_names);
+	return bs.memory;
+}

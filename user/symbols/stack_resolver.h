@@ -73,4 +73,8 @@ size_t stack_resolver_resolve(struct stack_resolver *r, const struct user_names 
 
 const struct stack_resolver_stats *stack_resolver_get_stats(const struct stack_resolver *r);
 
+/* Heap bytes of the ELF symbol tables it loaded; *kernel: of the kernel's
+ * symbols and the kernel addresses named. */
+size_t stack_resolver_memory(const struct stack_resolver *r, size_t *kernel);
+
 #endif

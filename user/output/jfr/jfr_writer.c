@@ -116,9 +116,14 @@ fail:
 	return NULL;
 }
 
+size_t jfr_writer_memory(const struct jfr_writer *w)
+{
+	return sizeof(*w) + jfr_chunk_memory(w->chunk) + w->metadata_body.cap;
+}
+
 static void note_memory(struct jfr_writer *w)
 {
-	size_t m = sizeof(*w) + jfr_chunk_memory(w->chunk) + w->metadata_body.cap;
+	size_t m = jfr_writer_memory(w);
 
 	if (m > w->stats.peak_memory)
 		w->stats.peak_memory = m;

@@ -89,6 +89,8 @@ struct jfr_writer_stats {
 	size_t peak_memory;           /* largest heap use of the writer's buffers */
 };
 void jfr_writer_stats(const struct jfr_writer *w, struct jfr_writer_stats *out);
+/* Heap bytes the writer holds now (an idle writer: next to none). */
+size_t jfr_writer_memory(const struct jfr_writer *w);
 /* jfr_writer_close that also reports the final stats (out may be NULL). */
 int jfr_writer_close_stats(struct jfr_writer *w, struct jfr_writer_stats *out);
 
