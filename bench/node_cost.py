@@ -435,6 +435,7 @@ def bench_rss(cfg, work):
     log(f"RSS: {series[0][1] // 1024} -> {series[-1][1] // 1024} MiB over {seconds} s, "
         f"max {maxrss // 1024} MiB, load {lm.text()}")
     return {"series": series, "maxrss_kib": maxrss, "cpu_s": cpu, "samples": s["samples"],
+            "memory": s.get("memory"),
             "load": (lm.runnable, lm.loadavg), "seconds": seconds}
 
 
@@ -669,6 +670,7 @@ def bench_soak(cfg, work):
         f"max {maxrss // 1024} MiB, {stages} stage outputs, {res.get('rounds')} rounds, "
         f"stop {stop_s:.1f} s, load {lm.text()}")
     return {"series": series, "maxrss_kib": maxrss, "cpu_s": cpu, "samples": s["samples"],
+            "memory": s.get("memory"),
             "stop_s": stop_s, "stage_outputs": stages, "bytes": size,
             "rounds": res.get("rounds"), "load": (lm.runnable, lm.loadavg), "seconds": seconds}
 
@@ -821,6 +823,13 @@ def report(mode, m, res):
                  f"{so['cpu_s']:.0f} | {so['load'][0]:.1f} / {so['load'][1]:.1f} |")
         L += ["", "RSS series (s: MiB): " + ", ".join(f"{t:.0f}: {v / 1024:.0f}"
                                                        for t, v in ser)]
+        mem = so.get("memory")
+        if mem:
+            L += ["", "What the memory held when sampling stopped (summary.json `memory`, "
+                  "heap MB): " + ", ".join(f"{k} {v / 1e6:.1f}" for k, v in mem.items()
+                                           if k not in ("rss_kib", "outputs", "parked_outputs"))
+                  + f"; RSS {mem['rss_kib'] / 1024:.0f} MiB; {mem['outputs']} outputs, "
+                  f"{mem['parked_outputs']} parked."]
     return "\n".join(L) + "\n"
 
 
