@@ -39,6 +39,7 @@ struct folded_profile {
 	uint32_t max_key;               /* largest id + 1 counted */
 	uint64_t total;
 };
+
 struct folded_profile *folded_profile_new(struct stack_table *stacks)
 {
 	struct folded_profile *p = calloc(1, sizeof(*p));

@@ -30,7 +30,8 @@ void folded_profile_free(struct folded_profile *profile);
 int folded_profile_add(struct folded_profile *profile, const char *root, const char *thread,
 		       const struct frame *frames, size_t n, uint64_t count);
 
-/* Adds `count` to stack id of the profile's stack table. 0 or -ENOMEM. */
+/* Adds `count` to stack id of the profile's stack table (a count of 0
+ * adds nothing: the stack is not listed).  0 or -ENOMEM. */
 int folded_profile_add_id(struct folded_profile *profile, uint32_t id, uint64_t count);
 
 uint64_t folded_profile_total(const struct folded_profile *profile);
