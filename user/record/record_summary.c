@@ -236,6 +236,9 @@ static int write_output(const char *name, struct profile_output *out, void *ctx)
 
 static void write_memory(struct json_writer *w, const struct record_memory *m)
 {
+	if (!m)
+		return;
+
 	const struct { const char *key; uint64_t bytes; } parts[] = {
 		{ "stack_table", m->outputs.stacks }, { "counts", m->outputs.counts },
 		{ "jfr_writers", m->outputs.jfr },    { "jit", m->jit },
@@ -243,8 +246,6 @@ static void write_memory(struct json_writer *w, const struct record_memory *m)
 		{ "kernel_symbols", m->kernel_symbols },
 	};
 
-	if (!m)
-		return;
 	json_key(w, "memory");
 	json_begin_object(w);
 	json_key(w, "rss_kib");
