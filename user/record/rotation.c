@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,6 +280,9 @@ static int interval_close(struct rotation *rot, struct interval *iv)
 	}
 	recorder_free(iv->rec);
 	free(iv);
+	/* The interval's tables back to the system: freed memory otherwise
+	 * stays in the heap, so RSS kept the largest interval's size. */
+	malloc_trim(0);
 	rot->totals.intervals_written++;
 	if (!rot->close_error)
 		rot->close_error = err ? err : err2;
