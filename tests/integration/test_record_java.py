@@ -62,6 +62,15 @@ class JavaWorkload:
         self.reader.join(timeout=10)
         remove_helper_files([self.pid])
 
+    def record_after(self, warmup_s, out, *args):
+        """`sparkprof record -p PID ARGS` into out after warmup_s seconds;
+        the workload is then waited for, whatever happened."""
+        try:
+            time.sleep(warmup_s)
+            return record(out, "-p", self.pid, *args)
+        finally:
+            self.finish()
+
 
 def host_pid_of(wrapper_pid):
     """The java process started (as a descendant) by wrapper_pid."""
@@ -120,11 +129,7 @@ def assert_workers_named(stacks, pid, workers, min_share=0.95):
 def test_java_methods_named_with_helper_at_start(tmp_path, jdks, hot_classes, agent_path, which):
     jdk = jdks[min(jdks)] if which == "oldest" else jdks[max(jdks)]
     work = JavaWorkload(jdk, hot_classes, 14, 3, 0, agent=agent_path)
-    try:
-        time.sleep(4)  # warm-up: the hot methods get compiled
-        record(tmp_path, "-p", work.pid, "-t", "-F", 499, "-d", 5)
-    finally:
-        work.finish()
+    work.record_after(4, tmp_path, "-t", "-F", 499, "-d", 5)  # 4 s: the hot methods get compiled
     assert_workers_named(read_folded(tmp_path / "all.folded"), work.pid, 3)
 
 
@@ -132,11 +137,7 @@ def test_summary_says_where_memory_went(tmp_path, jdks, hot_classes, agent_path)
     """summary.json's memory: the heap bytes of each owner when sampling
     stopped, so a user can tell what a long recording's memory holds."""
     work = JavaWorkload(jdks[max(jdks)], hot_classes, 10, 2, 0, agent=agent_path)
-    try:
-        time.sleep(3)
-        record(tmp_path, "-p", work.pid, "--wall", "-F", 499, "-d", 4)
-    finally:
-        work.finish()
+    work.record_after(3, tmp_path, "--wall", "-F", 499, "-d", 4)
     with open(tmp_path / "summary.json") as f:
         mem = json.load(f)["memory"]
     owners = ["stack_table", "counts", "jfr_writers", "jit", "address_names", "elf_symbols",
@@ -154,23 +155,16 @@ def test_summary_says_where_memory_went(tmp_path, jdks, hot_classes, agent_path)
 def test_java_methods_named_after_late_attach(tmp_path, jdks, hot_classes, agent_path, which):
     jdk = jdks[min(jdks)] if which == "oldest" else jdks[max(jdks)]
     work = JavaWorkload(jdk, hot_classes, 16, 3, 0)
-    try:
-        time.sleep(4)  # the code is compiled before the helper arrives
-        proc = record(tmp_path, "-p", work.pid, "--attach", "--agent", agent_path, "-t",
-                      "-F", 499, "-d", 5)
-    finally:
-        work.finish()
+    # 4 s: the code is compiled before the helper arrives
+    proc = work.record_after(4, tmp_path, "--attach", "--agent", agent_path, "-t",
+                             "-F", 499, "-d", 5)
     assert "attached the helper" in proc.stderr, proc.stderr
     assert_workers_named(read_folded(tmp_path / "all.folded"), work.pid, 3)
 
 
 def test_thread_names_match_java_names_with_renames(tmp_path, jdks, hot_classes, agent_path):
     work = JavaWorkload(jdks[max(jdks)], hot_classes, 12, 1, 20, agent=agent_path)
-    try:
-        time.sleep(3)
-        record(tmp_path, "-p", work.pid, "-t", "-F", 999, "-d", 5)
-    finally:
-        work.finish()
+    work.record_after(3, tmp_path, "-t", "-F", 999, "-d", 5)
     by_thread = thread_samples(read_folded(tmp_path / "all.folded"), work.pid)
     task_names = assert_task_names_exact(by_thread, work, 10)
     # Samples of a renamed task thread run the task's method.
