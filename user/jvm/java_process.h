@@ -58,11 +58,11 @@ const char *java_process_thread_name(struct java_process *jp, pid_t ns_tid, uint
 /* Task-thread state of ns_tid at ts: 1 idle, 0 busy, -1 unknown. */
 int java_process_thread_idle(struct java_process *jp, pid_t ns_tid, uint64_t ts);
 
-/* What the BPF walker needs to walk this JVM's stacks (docs/stack-walker.md);
- * false when its vmStructs could not be read (plain frame-pointer walks). */
 /* Heap bytes of what names its JIT code (0 without the helper). */
 size_t java_process_jit_memory(const struct java_process *jp);
 
+/* What the BPF walker needs to walk this JVM's stacks (docs/stack-walker.md);
+ * false when its vmStructs could not be read (plain frame-pointer walks). */
 bool java_process_walker_info(const struct java_process *jp, struct sp_hotspot_info *out);
 
 /* Reads the names of the methods of interpreted frames in a walked stack
