@@ -1,4 +1,6 @@
 /* test_folded.c - folded stack aggregation and its file format. */
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +140,76 @@ static void check_count_forms(void)
 	stack_table_free(tab);
 }
 
+/* A tree built in steps, from a saved tree of one stack table and a
+ * profile of another, reads as one profile holding both; a saved tree
+ * keeps counts past 32 bits and each text's types; bytes that are not a
+ * saved tree are refused. */
+static void check_saved_trees(void)
+{
+	struct folded_profile *first = folded_profile_new(NULL), *second = folded_profile_new(NULL);
+	struct folded_profile *both = folded_profile_new(NULL);
+	const struct frame a[] = { { "Foo.bar", FRAME_JIT }, { "main", FRAME_NATIVE } };
+	const struct frame b[] = { { "Foo.bar", FRAME_INTERPRETED }, { "main", FRAME_NATIVE } };
+	const struct frame k[] = { { "schedule", FRAME_KERNEL }, { "main", FRAME_NATIVE } };
+	char pa[] = "/tmp/sparkprof-test-saved-a-XXXXXX", pb[] = "/tmp/sparkprof-test-saved-b-XXXXXX";
+	struct folded_tree *t = NULL, *merged = NULL;
+	struct visited v = { .text = "Foo.bar", .type = -2, .callers_first = 1 };
+	void *data = NULL;
+	size_t len = 0;
+	uint8_t *bad;
+	char *text_a;
+
+	close(mkstemp(pa));
+	close(mkstemp(pb));
+	/* first: one stack table; second: another, whose name pointers differ */
+	folded_profile_add(first, "java-1", "worker", a, 2, 5ull << 40);
+	folded_profile_add(first, "java-1", NULL, k, 2, 3);
+	folded_profile_add(second, "java-1", "worker", b, 2, 7);
+	folded_profile_add(second, "java-2", NULL, k, 2, 1);
+	folded_profile_add(both, "java-1", "worker", a, 2, 5ull << 40);
+	folded_profile_add(both, "java-1", NULL, k, 2, 3);
+	folded_profile_add(both, "java-1", "worker", b, 2, 7);
+	folded_profile_add(both, "java-2", NULL, k, 2, 1);
+	t = folded_tree_build(first);
+	CHECK(t && folded_tree_save(t, &data, &len) == 0 && len > 0, "a tree saved (%zu bytes)", len);
+	folded_tree_free(t);
+	merged = folded_tree_new();
+	CHECK(merged && folded_tree_add_saved(merged, data, len) == 0 &&
+	      folded_tree_add_profile(merged, second) == 0, "the saved tree and a profile merged");
+	CHECK(folded_tree_write(merged, pa, 1) == 0 && folded_profile_write(both, pb) == 0,
+	      "both written");
+	text_a = strdup(slurp(pa));
+	CHECK(!strcmp(text_a, slurp(pb)), "the same file as one profile of both:\n%s", text_a);
+	CHECK(strstr(text_a, "java-1;worker;main;Foo.bar 5497558138887\n") != NULL,
+	      "a count over 32 bits, and one stack from both steps");
+	CHECK(folded_tree_foreach(merged, 1, visit, &v) == 0 && v.type == FRAME_JIT,
+	      "a text keeps the types of both steps (JIT before interpreted)");
+	/* root; java-1, worker, main, Foo.bar; java-1's main, schedule; java-2,
+	 * main, schedule */
+	CHECK(folded_tree_node_count(merged) == 10, "shared callers are one node each (%zu)",
+	      folded_tree_node_count(merged));
+	free(text_a);
+	bad = malloc(len);
+	memcpy(bad, data, len);
+	CHECK(folded_tree_add_saved(merged, bad, len - 1) == -EINVAL, "a tree cut short: -EINVAL");
+	CHECK(folded_tree_add_saved(merged, bad, 3) == -EINVAL, "less than a header: -EINVAL");
+	bad[0] ^= 1;
+	CHECK(folded_tree_add_saved(merged, bad, len) == -EINVAL, "not a saved tree: -EINVAL");
+	bad[0] ^= 1;
+	/* the last node's parent (its 16 bytes end the tree) */
+	memset(bad + len - 16, 0xff, 4);
+	CHECK(folded_tree_add_saved(merged, bad, len) == -EINVAL,
+	      "a parent after its child: -EINVAL");
+	free(bad);
+	free(data);
+	folded_tree_free(merged);
+	folded_profile_free(first);
+	folded_profile_free(second);
+	folded_profile_free(both);
+	unlink(pa);
+	unlink(pb);
+}
+
 int main(void)
 {
 	struct folded_profile *p = folded_profile_new(NULL);
@@ -222,5 +294,6 @@ int main(void)
 	}
 	folded_profile_free(p);
 	check_count_forms();
+	check_saved_trees();
 	TAP_DONE();
 }

@@ -431,6 +431,9 @@ static uint32_t tree_child(struct folded_tree *t, uint32_t parent, uint32_t text
 		size_t cap = t->children_cap ? t->children_cap * 2 : 1024;
 		uint32_t *old = t->children;
 
+		while (cap < t->nnodes * 2 + 2) /* rebuilt for a tree built in steps */
+			cap *= 2;
+
 		if (!(t->children = calloc(cap, sizeof(*t->children)))) {
 			t->children = old;
 			return 0;
@@ -539,68 +542,209 @@ static int alloc_placed(struct folded_tree *t, const struct stack_table *stacks)
 	return 0;
 }
 
-static void free_placed(struct folded_tree *t)
+/* What only a step of building needs goes after it (the children index
+ * is made again by the next step); the nodes are cut to size, as pages
+ * are built from them with no room to spare. */
+static void end_step(struct folded_tree *t)
 {
+	struct text_node *exact;
+
+	free(t->children);
+	free(t->names.slots);
 	if (t->placed)
 		munmap(t->placed, t->placed_bytes);
-	t->placed = NULL;
+	free(t->path);
+	free(t->scratch);
+	t->names = (struct name_index){ 0 };
+	t->children = t->path = t->placed = NULL;
+	t->children_cap = 0;
+	t->scratch = NULL;
+	t->stacks = NULL;
+	if ((exact = realloc(t->nodes, t->nnodes * sizeof(*t->nodes)))) {
+		t->nodes = exact;
+		t->nodes_cap = t->nnodes;
+	}
 }
 
 void folded_tree_free(struct folded_tree *t)
 {
 	if (!t)
 		return;
+	end_step(t);
 	free(t->nodes);
 	free(t->texts);
 	strmap_free(t->text_ids, NULL);
 	string_pool_free(t->pool);
-	free(t->children);
-	free(t->names.slots);
-	free_placed(t);
-	free(t->path);
-	free(t->scratch);
 	free(t);
+}
+
+struct folded_tree *folded_tree_new(void)
+{
+	struct folded_tree *t = calloc(1, sizeof(*t));
+
+	if (t && (t->text_ids = strmap_new()) && (t->pool = string_pool_new()) &&
+	    !grow_array((void **)&t->nodes, &t->nodes_cap, 1, sizeof(*t->nodes))) {
+		t->nodes[0] = (struct text_node){ 0 };
+		t->nnodes = 1;
+		return t;
+	}
+	folded_tree_free(t);
+	errno = ENOMEM;
+	return NULL;
+}
+
+int folded_tree_add_profile(struct folded_tree *t, const struct folded_profile *p)
+{
+	int err = -ENOMEM;
+
+	if ((t->scratch = malloc(FOLDED_LINE_MAX)) && !alloc_placed(t, p->stacks)) {
+		t->stacks = p->stacks;
+		err = add_stacks(t, p);
+	}
+	end_step(t);
+	return err;
 }
 
 struct folded_tree *folded_tree_build(const struct folded_profile *p)
 {
-	struct folded_tree *t = calloc(1, sizeof(*t));
-	int err = -ENOMEM;
+	struct folded_tree *t = folded_tree_new();
+	int err = t ? folded_tree_add_profile(t, p) : -ENOMEM;
 
-	if (t && (t->text_ids = strmap_new()) && (t->pool = string_pool_new()) &&
-	    (t->scratch = malloc(FOLDED_LINE_MAX)) && !alloc_placed(t, p->stacks) &&
-	    !grow_array((void **)&t->nodes, &t->nodes_cap, 1, sizeof(*t->nodes))) {
-		t->nodes[0] = (struct text_node){ 0 };
-		t->nnodes = 1;
-		t->stacks = p->stacks;
-		err = add_stacks(t, p);
-	}
-	if (t) {
-		/* What only building needs goes now. */
-		free(t->children);
-		free(t->names.slots);
-		free_placed(t);
-		free(t->path);
-		free(t->scratch);
-		t->names = (struct name_index){ 0 };
-		t->children = t->path = NULL;
-		t->scratch = NULL;
-		/* The nodes stay while pages are built from them: no room to spare. */
-		if (!err) {
-			struct text_node *exact = realloc(t->nodes, t->nnodes * sizeof(*t->nodes));
-
-			if (exact) {
-				t->nodes = exact;
-				t->nodes_cap = t->nnodes;
-			}
-		}
-	}
 	if (err) {
 		folded_tree_free(t);
 		errno = -err;
 		return NULL;
 	}
 	return t;
+}
+
+/* A saved tree: this header, its texts (types, length, bytes) and its
+ * nodes after the root (parent, text, self), callers first.  It is read
+ * back only by the process that wrote it, so numbers are in host order;
+ * it is still checked as it is read, since a file can come back short. */
+#define SAVED_MAGIC 0x31545053u /* "SPT1" */
+
+struct saved_head {
+	uint32_t magic, ntexts, nnodes, pad;
+};
+
+struct saved_text {
+	uint32_t types, len;
+};
+
+struct saved_node {
+	uint32_t parent, text;
+	uint64_t self;
+};
+
+int folded_tree_save(const struct folded_tree *t, void **data, size_t *len)
+{
+	struct saved_head head = { SAVED_MAGIC, (uint32_t)t->ntexts, (uint32_t)t->nnodes - 1, 0 };
+	size_t bytes = sizeof(head) + (t->nnodes - 1) * sizeof(struct saved_node);
+	uint8_t *out, *at;
+
+	for (size_t i = 0; i < t->ntexts; i++)
+		bytes += sizeof(struct saved_text) + t->texts[i].len;
+	*data = out = malloc(bytes);
+	*len = bytes;
+	if (!out)
+		return -ENOMEM;
+	memcpy(out, &head, sizeof(head));
+	at = out + sizeof(head);
+	for (size_t i = 0; i < t->ntexts; i++) {
+		struct saved_text st = { t->texts[i].types, t->texts[i].len };
+
+		memcpy(at, &st, sizeof(st));
+		memcpy(at + sizeof(st), t->texts[i].s, st.len);
+		at += sizeof(st) + st.len;
+	}
+	for (size_t i = 1; i < t->nnodes; i++) {
+		struct saved_node sn = { t->nodes[i].parent, t->nodes[i].text, t->nodes[i].self };
+
+		memcpy(at, &sn, sizeof(sn));
+		at += sizeof(sn);
+	}
+	return 0;
+}
+
+/* The saved texts' ids in t, types merged.  NULL with *err. */
+static uint32_t *add_saved_texts(struct folded_tree *t, const struct saved_head *head,
+				 const uint8_t **pos, const uint8_t *end, int *err)
+{
+	uint32_t *ids = malloc(((size_t)head->ntexts + 1) * sizeof(*ids));
+	const uint8_t *at = *pos;
+
+	*err = ids ? 0 : -ENOMEM;
+	for (uint32_t i = 0; ids && i < head->ntexts; i++) {
+		struct saved_text st;
+
+		if ((size_t)(end - at) < sizeof(st))
+			goto bad;
+		memcpy(&st, at, sizeof(st));
+		at += sizeof(st);
+		if (st.len > (size_t)(end - at) || st.len > FOLDED_LINE_MAX ||
+		    st.types >= 1u << FRAME_TYPE_MAX)
+			goto bad;
+		if ((ids[i] = intern_text(t, (const char *)at, st.len)) == NO_TEXT) {
+			*err = -ENOMEM;
+			break;
+		}
+		t->texts[ids[i]].types |= st.types;
+		at += st.len;
+	}
+	*pos = at;
+	if (!*err)
+		return ids;
+	free(ids);
+	return NULL;
+bad:
+	free(ids);
+	*err = -EINVAL;
+	return NULL;
+}
+
+int folded_tree_add_saved(struct folded_tree *t, const void *data, size_t len)
+{
+	const uint8_t *at = data, *end = at + len;
+	struct saved_head head;
+	uint32_t *texts = NULL, *nodes = NULL;
+	int err = -EINVAL;
+
+	if (len < sizeof(head))
+		return -EINVAL;
+	memcpy(&head, at, sizeof(head));
+	at += sizeof(head);
+	if (head.magic != SAVED_MAGIC ||
+	    head.ntexts > (size_t)(end - at) / sizeof(struct saved_text) ||
+	    head.nnodes > (size_t)(end - at) / sizeof(struct saved_node))
+		return -EINVAL;
+	if (!(texts = add_saved_texts(t, &head, &at, end, &err)))
+		goto out;
+	err = -EINVAL;
+	if ((size_t)(end - at) != (size_t)head.nnodes * sizeof(struct saved_node))
+		goto out;
+	err = -ENOMEM;
+	if (!(nodes = malloc(((size_t)head.nnodes + 1) * sizeof(*nodes))))
+		goto out;
+	nodes[0] = 0;
+	for (uint32_t i = 1; i <= head.nnodes; i++, at += sizeof(struct saved_node)) {
+		struct saved_node sn;
+
+		memcpy(&sn, at, sizeof(sn));
+		err = -EINVAL;
+		if (sn.parent >= i || sn.text >= head.ntexts)
+			goto out;
+		err = -ENOMEM;
+		if (!(nodes[i] = tree_child(t, nodes[sn.parent], texts[sn.text])))
+			goto out;
+		t->nodes[nodes[i]].self += sn.self;
+	}
+	err = 0;
+out:
+	free(texts);
+	free(nodes);
+	end_step(t);
+	return err;
 }
 
 size_t folded_tree_node_count(const struct folded_tree *t)

@@ -37,8 +37,7 @@ int folded_profile_add_id(struct folded_profile *profile, uint32_t id, uint64_t 
 uint64_t folded_profile_total(const struct folded_profile *profile);
 
 /* Visits every (stack id, count) in no set order; stops when fn returns
- * non-zero and returns that.  With folded_profile_add_id, a profile can be
- * parked outside memory and brought back (output/count_spill.h). */
+ * non-zero and returns that. */
 int folded_profile_foreach_id(const struct folded_profile *profile,
 			      int (*fn)(uint32_t id, uint64_t count, void *ctx), void *ctx);
 
@@ -61,6 +60,23 @@ struct folded_tree;
 /* NULL with errno ENOMEM. */
 struct folded_tree *folded_tree_build(const struct folded_profile *profile);
 void folded_tree_free(struct folded_tree *tree);
+
+/* A tree can also be built in steps, from saved trees and profiles of
+ * different stack tables: what a long recording does once it has started
+ * its stack table afresh (output/profile_outputs.h).  Stacks that read the
+ * same merge, whichever step brought them.  new: NULL with errno ENOMEM;
+ * add_profile: 0 or -ENOMEM. */
+struct folded_tree *folded_tree_new(void);
+int folded_tree_add_profile(struct folded_tree *tree, const struct folded_profile *profile);
+
+/* The tree as bytes (*data malloc'd): its texts, each text's frame types
+ * and its nodes with their counts, exact (no unit), independent of any
+ * stack table.  0 or -ENOMEM. */
+int folded_tree_save(const struct folded_tree *tree, void **data, size_t *len);
+/* Adds what folded_tree_save gave.  0, -ENOMEM, or -EINVAL for bytes that
+ * are not a saved tree (cut short, or an index out of range); the tree may
+ * then hold part of them. */
+int folded_tree_add_saved(struct folded_tree *tree, const void *data, size_t len);
 
 /* Nodes are numbered 0 (the root, above every stack) to count - 1. */
 size_t folded_tree_node_count(const struct folded_tree *tree);
