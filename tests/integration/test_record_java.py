@@ -5,12 +5,16 @@ import json
 import os
 import re
 import subprocess
+import sys
 import threading
 import time
 
 import pytest
 
 from testlib import ROOT, SPARKPROF, read_folded, record, remove_helper_files
+
+sys.path.insert(0, os.path.join(ROOT, "tests", "jfr"))
+import jfrtest  # noqa: E402
 
 JAVA_SRC = os.path.join(ROOT, "tests", "java", "HotMethods.java")
 HOT = {0: "HotAlpha.spin", 1: "HotBeta.spin", 2: "HotGamma.spin"}
@@ -149,6 +153,36 @@ def test_summary_says_where_memory_went(tmp_path, jdks, hot_classes, agent_path)
     assert mem["kernel_symbols"] > 1 << 20, mem
     assert 8 << 10 < mem["rss_kib"] and sum(mem[k] for k in owners) < mem["rss_kib"] * 1024, mem
     assert mem["outputs"] >= 1 and mem["parked_outputs"] == 0, mem
+    # a short recording stays under the default 16 MiB for stacks
+    assert mem["stack_epochs"] == 0 and mem["stack_table"] + mem["counts"] < 16 << 20, mem
+
+
+def test_stack_table_started_afresh_keeps_every_sample(tmp_path, jdks, hot_classes, agent_path,
+                                                      jfr_tools):
+    """--stack-memory 48K: a busy JVM's stacks pass it within a second or
+    two, so the recording saves them to its spill file and starts its
+    stack table afresh, more than once.  The folded files still hold every
+    sample (the JFR file, written beside them sample by sample, counts the
+    same), wall time included, and the Java workers stay named."""
+    work = JavaWorkload(jdks[max(jdks)], hot_classes, 11, 2, 10, agent=agent_path)
+    work.record_after(3, tmp_path, "-t", "--wall", "-F", 999, "-d", 5,
+                      "--stack-memory", "48K")
+    with open(tmp_path / "summary.json") as f:
+        summary = json.load(f)
+    assert summary["memory"]["stack_epochs"] >= 2, summary["memory"]
+    stacks = read_folded(tmp_path / "all.folded")
+    assert sum(stacks.values()) == summary["samples"], (sum(stacks.values()), summary["samples"])
+    for label, tool in jfr_tools.items():
+        chunks, counts = jfrtest.jfr_summary(tool, str(tmp_path / "all.jfr"))
+        # a chunk ends at each epoch
+        assert chunks > summary["memory"]["stack_epochs"], (label, chunks)
+        assert counts["jdk.ExecutionSample"] == summary["samples"], (label, counts)
+    # wall: on-CPU samples and off-CPU time in 10 ms units, each line rounded
+    node = [o for o in summary["outputs"] if o["name"] == "all"][0]
+    wall = read_folded(tmp_path / "all.wall.folded")
+    want = (summary["samples"] * 1e9 / 999 / 1e7) + node["off_cpu_ms"] / 10
+    assert abs(sum(wall.values()) - want) <= len(wall) / 2 + 1, (sum(wall.values()), want)
+    assert_workers_named(stacks, work.pid, 2)
 
 
 @pytest.mark.parametrize("which", ["oldest", "newest"])

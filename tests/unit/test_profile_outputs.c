@@ -2,7 +2,9 @@
  * gets no samples for a while (a finished stage) writes its JFR chunk out
  * instead of holding it until the end, and still takes samples after;
  * after longer it writes all its files and parks its counts, and a late
- * sample brings them back. */
+ * sample brings them back; past a memory budget, the stack table starts
+ * afresh and the files are the same. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <malloc.h>
 #include <stdio.h>
@@ -251,10 +253,154 @@ static void test_parked_memory(void)
 	CHECK(system(cmd) == 0, "clean up");
 }
 
+static int by_text(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The text's lines sorted, joined again (in place). */
+static void sort_lines(char *text, long len)
+{
+	char **lines = malloc(((size_t)len + 1) * sizeof(*lines)), *copy = malloc((size_t)len + 1);
+	size_t n = 0, at = 0;
+
+	if (!lines || !copy)
+		abort();
+	for (char *p = strtok(text, "\n"); p; p = strtok(NULL, "\n"))
+		lines[n++] = p;
+	qsort(lines, n, sizeof(*lines), by_text);
+	for (size_t i = 0; i < n; i++)
+		at += (size_t)sprintf(copy + at, "%s\n", lines[i]);
+	memcpy(text, copy, at);
+	free(lines);
+	free(copy);
+}
+
+/* Files of every output that read the same in run a and run b: folded
+ * files line for line (lines come in the order stacks were first seen,
+ * which an epoch can change), pages by their length (the same nodes). */
+static int same_files(const char *a, const char *b, const char *const *names, int nnames)
+{
+	static const char *const suffixes[] = { ".folded", ".wall.folded", ".offcpu.folded",
+						".html", ".wall.html", ".offcpu.html" };
+	char pa[256], pb[256];
+	int same = 0;
+
+	for (int i = 0; i < nnames; i++)
+		for (size_t k = 0; k < sizeof(suffixes) / sizeof(suffixes[0]); k++) {
+			bool page = strstr(suffixes[k], ".html");
+			long la, lb;
+			char *ta, *tb;
+
+			snprintf(pa, sizeof(pa), "%s/%s%s", a, names[i], suffixes[k]);
+			snprintf(pb, sizeof(pb), "%s/%s%s", b, names[i], suffixes[k]);
+			ta = slurp(pa, &la);
+			tb = slurp(pb, &lb);
+			if (ta && tb && !page) {
+				sort_lines(ta, la);
+				sort_lines(tb, lb);
+			}
+			if (ta && tb && la > 0 && la == lb && (page || !memcmp(ta, tb, (size_t)la)))
+				same++;
+			else
+				printf("# %s and %s differ\n", pa, pb);
+			free(ta);
+			free(tb);
+		}
+	return same;
+}
+
+/* The same samples into two recordings, one without a budget and one
+ * whose budget is passed at every sweep: the second starts its stack
+ * table afresh again and again, and still writes the same files.  The
+ * samples bring new stacks all along (a leaf per 5 s, a thread per
+ * 2 s), a stage runs early, parks, and comes back late, another stage
+ * runs between epochs, and off-CPU time fills the wall and off-CPU
+ * files. */
+static void test_epochs(void)
+{
+	static const char *const names[] = { "all", "stage-1", "stage-2" };
+	char da[] = "/tmp/sparkprof-test-epochs-a-XXXXXX";
+	char db[] = "/tmp/sparkprof-test-epochs-b-XXXXXX", cmd[300], jfr_a[300], jfr_b[300];
+	struct output_settings settings = {
+		.cpu_period_ns = 10000000, .wall = true, .wall_interval_ns = 10000000,
+		.off_cpu = true, .jfr = true, .per_thread = true, .html = true,
+	};
+	struct output_memory ma, mb;
+	struct profile_outputs *outs[2];
+	static char leaves[24][16]; /* frame names live as long as the recording */
+	char thread[32];
+
+	CHECK(mkdtemp(da) && mkdtemp(db), "two folders");
+	settings.dir = da;
+	outs[0] = profile_outputs_new(&settings);
+	settings.dir = db;
+	settings.stack_budget = 1;
+	outs[1] = profile_outputs_new(&settings);
+	for (int i = 0; i < 24; i++)
+		snprintf(leaves[i], sizeof(leaves[i]), "Leaf%d.run", i);
+	for (uint64_t t = NS; t < 50 * NS; t += NS / 20) {
+		uint64_t i = t / (NS / 20);
+		const char *leaf = leaves[i % 7 + t / (5 * NS)];
+
+		snprintf(thread, sizeof(thread), "worker-%llu", (unsigned long long)(t / (2 * NS)));
+		for (int r = 0; r < 2; r++) {
+			const struct frame frames[] = { { leaf, FRAME_JIT }, { "Task.run", FRAME_INLINED },
+							{ "main", FRAME_NATIVE } };
+			struct resolved_sample s = {
+				.timestamp_ns = t, .pid = 5, .tid = 6, .kind = SAMPLE_CPU,
+				.thread_name = thread, .root_label = "java-5", .frames = frames,
+				.nframes = 3,
+			};
+			struct profile_output *all = profile_outputs_get(outs[r], "all", NULL, 0);
+			struct profile_output *stage = NULL;
+
+			if (t < 8 * NS || t == 45 * NS)
+				stage = profile_outputs_get(outs[r], "stage-1", NULL, 0);
+			else if (t >= 20 * NS && t < 26 * NS)
+				stage = profile_outputs_get(outs[r], "stage-2", NULL, 0);
+			failed_adds += profile_output_add(outs[r], all, &s) != 0;
+			if (stage)
+				failed_adds += profile_output_add(outs[r], stage, &s) != 0;
+			if (i % 3)
+				continue;
+			s.kind = SAMPLE_OFF_CPU;
+			s.thread_state = i % 2 ? SP_STATE_SLEEPING : SP_STATE_UNINTERRUPTIBLE;
+			s.off_cpu_ns = 1000000 + i * 7919;
+			failed_adds += profile_output_add(outs[r], all, &s) != 0;
+			if (stage)
+				failed_adds += profile_output_add(outs[r], stage, &s) != 0;
+		}
+	}
+	profile_outputs_memory(outs[0], &ma);
+	profile_outputs_memory(outs[1], &mb);
+	CHECK(failed_adds == 0, "every sample added");
+	CHECK(ma.epochs == 0 && mb.epochs >= 40, "epochs: none without a budget, %llu with one",
+	      (unsigned long long)mb.epochs);
+	CHECK(mb.stacks < ma.stacks / 4, "the table holds one second's stacks: %zu bytes, not %zu",
+	      mb.stacks, ma.stacks);
+	CHECK(profile_output_stats(profile_outputs_get(outs[1], "stage-1", NULL, 0))->unparked == 1,
+	      "stage-1 was parked and came back");
+	CHECK(profile_outputs_write(outs[0]) == 0 && profile_outputs_write(outs[1]) == 0,
+	      "both written");
+	CHECK(same_files(da, db, names, 3) == 18,
+	      "every folded file has the same lines, and every page the same length");
+	snprintf(jfr_a, sizeof(jfr_a), "%s/all.jfr", da);
+	snprintf(jfr_b, sizeof(jfr_b), "%s/all.jfr", db);
+	CHECK(count_chunks(jfr_a) == 1 && count_chunks(jfr_b) > 40,
+	      "the node's JFR file ends a chunk at each epoch (%d chunks, %d without)",
+	      count_chunks(jfr_b), count_chunks(jfr_a));
+	profile_outputs_free(outs[0]);
+	profile_outputs_free(outs[1]);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", da, db);
+	CHECK(system(cmd) == 0, "clean up");
+}
+
 int main(void)
 {
 	test_parking();
 	test_parked_memory();
+	test_epochs();
 	char dir[] = "/tmp/sparkprof-test-outputs-XXXXXX";
 	struct output_settings settings = {
 		.dir = mkdtemp(dir), .cpu_period_ns = 10000000, .jfr = true,

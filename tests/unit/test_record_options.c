@@ -49,6 +49,18 @@ int main(void)
 	CHECK(parse(&o, "record --ring-buffer 0") < 0 && parse(&o, "record --ring-buffer 2048") < 0 &&
 	      parse(&o, "record --ring-buffer 8M") < 0 && parse(&o, "record --ring-buffer 0x10") < 0,
 	      "--ring-buffer: 0, 2048, 8M and 0x10 refused");
+	CHECK(parse(&o, "record") == 0 && o.stack_memory_bytes == 16u << 20,
+	      "16 MiB for stacks by default");
+	CHECK(parse(&o, "record --stack-memory 64") == 0 && o.stack_memory_bytes == 64u << 20 &&
+	      parse(&o, "record --stack-memory 512K") == 0 && o.stack_memory_bytes == 512u << 10 &&
+	      parse(&o, "record --stack-memory 2G") == 0 && o.stack_memory_bytes == 2ULL << 30 &&
+	      parse(&o, "record --stack-memory 0") == 0 && o.stack_memory_bytes == 0,
+	      "--stack-memory in MiB, K, G, or 0 for no limit");
+	CHECK(parse(&o, "record --stack-memory 65G") < 0 && parse(&o, "record --stack-memory 1T") < 0 &&
+	      parse(&o, "record --stack-memory 5MB") < 0 && parse(&o, "record --stack-memory -1") < 0 &&
+	      parse(&o, "record --stack-memory 99999999999999999999") < 0 &&
+	      parse(&o, "record --stack-memory K") < 0,
+	      "--stack-memory: 65G, 1T, 5MB, -1, 20 digits and a bare K refused");
 	CHECK(parse(&o, "record -F 0") < 0, "zero frequency refused");
 	CHECK(parse(&o, "record -F 10001") < 0, "too high frequency refused");
 	CHECK(parse(&o, "record -p 12,x") < 0, "bad pid list refused");

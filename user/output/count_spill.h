@@ -1,21 +1,19 @@
-/* count_spill.h - where finished outputs park their stack counts (and
- * their JFR writer's key state) until a late sample brings them back: one temporary file per recording, in the
- * output folder, unnamed (O_TMPFILE) or unlinked at once, so nothing is
- * left behind and nobody else can open it.
- *
- * A parked profile is a run of (stack id, count) records; stack ids stay
- * valid because the outputs' stack table lives as long as the recording.
+/* count_spill.h - where outputs keep what they took out of memory: the
+ * saved text trees of their counts (folded.h) and their JFR writers' key
+ * states.  One temporary file per recording, in the output folder,
+ * unnamed (O_TMPFILE) or unlinked at once, so nothing is left behind and
+ * nobody else can open it.  It only grows: a blob is written once and
+ * read back when its output's files are written.
  */
 #ifndef SPARKPROF_COUNT_SPILL_H
 #define SPARKPROF_COUNT_SPILL_H
 
+#include <stddef.h>
 #include <stdint.h>
-
-#include "output/folded.h"
 
 struct count_spill;
 
-/* Where a parked profile (or blob) lies in the file. */
+/* Where a blob lies in the file. */
 struct count_spill_ref {
 	uint64_t offset;
 	uint64_t bytes;
@@ -25,18 +23,9 @@ struct count_spill_ref {
 struct count_spill *count_spill_new(const char *dir);
 void count_spill_free(struct count_spill *spill);
 
-/* Appends profile's counts; *ref says where.  0 or -errno, after an sp_err
- * line naming the folder. */
-int count_spill_put(struct count_spill *spill, const struct folded_profile *profile,
-		    struct count_spill_ref *ref);
-
-/* Adds the counts at ref to profile.  0 or -errno (-EIO for a short read),
- * after an sp_err line. */
-int count_spill_get(struct count_spill *spill, const struct count_spill_ref *ref,
-		    struct folded_profile *profile);
-
-/* The same for bytes: put copies len bytes; get gives a malloc'd copy
- * (*data NULL for none).  0 or -errno, after an sp_err line. */
+/* put copies len bytes to the file (*ref says where); get gives a
+ * malloc'd copy (*data NULL for none).  0 or -errno (-EIO for a short
+ * read), after an sp_err line naming the folder. */
 int count_spill_put_bytes(struct count_spill *spill, const void *data, size_t len,
 			  struct count_spill_ref *ref);
 int count_spill_get_bytes(struct count_spill *spill, const struct count_spill_ref *ref,

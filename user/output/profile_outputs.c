@@ -32,15 +32,19 @@ struct profile_output {
 	/* cpu; wall and off_cpu in nanoseconds; wall_states: the wall profile
 	 * with a leaf frame per thread state ("[sleeping]"), for the wall
 	 * flame graph only (html): the .wall.folded file keeps the format
-	 * readers know.  All NULL while the output is parked. */
+	 * readers know.  NULL until a sample comes after the output was
+	 * made, parked or saved at an epoch. */
 	struct folded_profile *profiles[PROFILE_KINDS];
+	/* Trees of its counts saved in the spill file, PROFILE_KINDS refs a
+	 * set (bytes 0: none of that kind): one set for each epoch it was
+	 * running at, or one set alone since it was last parked. */
+	struct count_spill_ref *saved;
+	uint32_t nsaved;
 	uint64_t cpu_period_ns;         /* what one on-CPU sample weighs in .wall */
 	struct jfr_writer *jfr;         /* opened at the first sample */
 	bool jfr_failed;                /* reported once; the folded files go on */
 	bool jfr_on_disk;               /* a parked output's JFR file: append to it */
 	bool parked;                    /* files written, counts in the spill file */
-	bool unpark_failed;             /* said once; later samples are not added */
-	struct count_spill_ref parked_at[PROFILE_KINDS];
 	struct count_spill_ref jfr_keys;   /* its JFR writer's key state */
 	int errors[OUTPUT_FILE_KINDS];  /* -errno of each file that failed */
 	uint64_t wall_carry_ns;         /* time not yet written as a JFR wall sample */
@@ -58,8 +62,9 @@ struct profile_outputs {
 	struct stack_table *stacks;     /* every output's stacks, each once */
 	struct string_pool *texts;      /* outputs' names and label texts */
 	uint64_t newest_sample_ns, last_sweep_ns;
-	struct count_spill *spill;      /* parked outputs' counts */
+	struct count_spill *spill;      /* saved trees of counts, JFR key states */
 	bool parking_off;               /* a write or the spill failed: keep all in memory */
+	uint64_t epochs;                /* times the stack table was started afresh */
 };
 
 /* An output without samples for IDLE_NS (a finished stage) writes what its
@@ -89,6 +94,7 @@ static void output_free(void *value)
 		jfr_writer_close(o->jfr); /* only on error paths: write() closes them */
 	for (int k = 0; k < PROFILE_KINDS; k++)
 		folded_profile_free(o->profiles[k]);
+	free(o->saved);
 	free(o->labels);
 	free(o);
 }
@@ -127,14 +133,19 @@ void profile_outputs_free(struct profile_outputs *outs)
 	free(outs);
 }
 
+static bool wanted(const struct output_settings *s, int kind)
+{
+	return kind == PROFILE_CPU || (kind == PROFILE_WALL && s->wall) ||
+	       (kind == PROFILE_OFF_CPU && s->off_cpu) ||
+	       (kind == PROFILE_WALL_STATES && s->wall && s->html);
+}
+
 /* The profiles the settings ask for, empty.  0 or -ENOMEM (none made). */
 static int new_profiles(const struct output_settings *s, struct stack_table *stacks,
 			struct profile_output *o)
 {
-	bool want[PROFILE_KINDS] = { true, s->wall, s->off_cpu, s->wall && s->html };
-
 	for (int k = 0; k < PROFILE_KINDS; k++)
-		if (want[k] && !(o->profiles[k] = folded_profile_new(stacks))) {
+		if (wanted(s, k) && !(o->profiles[k] = folded_profile_new(stacks))) {
 			for (int j = 0; j < k; j++) {
 				folded_profile_free(o->profiles[j]);
 				o->profiles[j] = NULL;
@@ -160,7 +171,7 @@ static struct profile_output *output_new(const struct profile_outputs *outs, con
 		return NULL;
 	o->name = pooled(outs->texts, name);
 	o->cpu_period_ns = outs->settings.cpu_period_ns;
-	if (!o->name || new_profiles(&outs->settings, outs->stacks, o))
+	if (!o->name)
 		goto fail;
 	if (nlabels > 0 && !(o->labels = calloc((size_t)nlabels, sizeof(*o->labels))))
 		goto fail;
@@ -326,73 +337,37 @@ static int add_with_state(struct profile_outputs *outs, struct profile_output *o
 
 static int write_files(struct profile_outputs *outs, struct profile_output *o, bool parking);
 
-/* Writes o's files, parks its counts and frees its profiles and JFR
- * buffers.  When a file cannot be written or the counts cannot be parked,
+static void free_profiles(struct profile_output *o)
+{
+	for (int k = 0; k < PROFILE_KINDS; k++) {
+		folded_profile_free(o->profiles[k]);
+		o->profiles[k] = NULL;
+	}
+}
+
+/* Writes o's files, saves its counts and frees its profiles and JFR
+ * buffers.  When a file cannot be written or the counts cannot be saved,
  * every output stays in memory from then on (written at the end, as
  * without parking): nothing recorded is lost. */
 static void park(struct profile_outputs *outs, struct profile_output *o)
 {
-	struct count_spill_ref at[PROFILE_KINDS] = { { 0, 0 } };
-
 	if (write_files(outs, o, true)) {
 		sp_err("%s/%s could not be written while recording; outputs stay in memory "
 		       "until the end", outs->dir, o->name);
 		outs->parking_off = true;
 		return;
 	}
-	for (int k = 0; k < PROFILE_KINDS; k++)
-		if (o->profiles[k] && count_spill_put(outs->spill, o->profiles[k], &at[k])) {
-			outs->parking_off = true;
-			return;
-		}
-	for (int k = 0; k < PROFILE_KINDS; k++) {
-		folded_profile_free(o->profiles[k]);
-		o->profiles[k] = NULL;
-		o->parked_at[k] = at[k];
-	}
+	free_profiles(o);
 	o->parked = true;
 }
 
-/* A parked output's counts back in memory, for a late sample.  0, or
- * -errno with the output still parked: its files keep what they had, the
- * failure is listed with them, and it is not tried again. */
-static int unpark(struct profile_outputs *outs, struct profile_output *o)
+/* Ends o's JFR chunk (one is ended anyway when the output goes idle). */
+static void end_jfr_chunk(const struct profile_outputs *outs, struct profile_output *o)
 {
-	int err = o->unpark_failed ? -EIO : new_profiles(&outs->settings, outs->stacks, o);
-
-	for (int k = 0; k < PROFILE_KINDS && !err; k++)
-		if (o->profiles[k])
-			err = count_spill_get(outs->spill, &o->parked_at[k], o->profiles[k]);
-	if (err) {
-		for (int k = 0; k < PROFILE_KINDS; k++) {
-			folded_profile_free(o->profiles[k]);
-			o->profiles[k] = NULL;
-		}
-		if (!o->unpark_failed)
-			o->errors[OUTPUT_FOLDED] = err;
-		o->unpark_failed = true;
-		return err;
-	}
-	o->parked = false;
-	o->stats.unparked++;
-	return 0;
-}
-
-static int idle_one(const char *name, void *value, void *ctx)
-{
-	struct profile_outputs *outs = ctx;
-	struct profile_output *o = value;
 	int err;
 
-	(void)name;
-	if (!o || o->parked || o->last_sample_ns + IDLE_NS > outs->newest_sample_ns)
-		return 0;
-	if (o->last_sample_ns + PARK_NS <= outs->newest_sample_ns && !outs->parking_off) {
-		park(outs, o);
-		return 0;
-	}
 	if (!o->jfr || o->jfr_idle)
-		return 0;
+		return;
 	o->jfr_idle = true;
 	err = jfr_writer_idle(o->jfr);
 	if (err) {
@@ -401,7 +376,154 @@ static int idle_one(const char *name, void *value, void *ctx)
 		o->jfr_failed = true;
 		o->errors[OUTPUT_JFR] = err;
 	}
+}
+
+static int idle_one(const char *name, void *value, void *ctx)
+{
+	struct profile_outputs *outs = ctx;
+	struct profile_output *o = value;
+
+	(void)name;
+	if (!o || o->parked || o->last_sample_ns + IDLE_NS > outs->newest_sample_ns)
+		return 0;
+	if (o->last_sample_ns + PARK_NS <= outs->newest_sample_ns && !outs->parking_off)
+		park(outs, o);
+	else
+		end_jfr_chunk(outs, o);
 	return 0;
+}
+
+/* The tree of o's counts of one kind: the trees it saved and what it
+ * holds.  NULL with *err, after an sp_err line. */
+static struct folded_tree *kind_tree(const struct profile_outputs *outs,
+				     const struct profile_output *o, int kind, int *err)
+{
+	struct folded_tree *t = folded_tree_new();
+
+	*err = t ? 0 : -ENOMEM;
+	for (uint32_t i = 0; i < o->nsaved && !*err; i++) {
+		const struct count_spill_ref *ref = &o->saved[i * PROFILE_KINDS + kind];
+		void *data;
+
+		if (!ref->bytes || (*err = count_spill_get_bytes(outs->spill, ref, &data)))
+			continue;
+		*err = folded_tree_add_saved(t, data, ref->bytes);
+		free(data);
+		if (*err == -EINVAL) {
+			sp_err("%s/%s: counts saved in the spill file in %s do not read back",
+			       outs->dir, o->name, outs->dir);
+			*err = -EIO;
+		}
+	}
+	if (!*err && o->profiles[kind])
+		*err = folded_tree_add_profile(t, o->profiles[kind]);
+	if (*err) {
+		if (*err == -ENOMEM)
+			sp_err("%s/%s: %s", outs->dir, o->name, strerror(ENOMEM));
+		folded_tree_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+/* Saves tree in the spill file: 0 or -errno, after an sp_err line. */
+static int save_tree(const struct profile_outputs *outs, const struct folded_tree *tree,
+		     struct count_spill_ref *ref)
+{
+	void *data;
+	size_t len;
+	int err = folded_tree_save(tree, &data, &len);
+
+	if (err)
+		sp_err("saving counts in %s: %s", outs->dir, strerror(-err));
+	else
+		err = count_spill_put_bytes(outs->spill, data, len, ref);
+	free(data);
+	return err;
+}
+
+/* Keeps refs (PROFILE_KINDS of them) as o's newest set, or as its only
+ * one. 0 or -ENOMEM. */
+static int keep_saved(struct profile_output *o, const struct count_spill_ref *refs, bool only)
+{
+	size_t n = only ? 1 : (size_t)o->nsaved + 1;
+	struct count_spill_ref *saved = realloc(only ? NULL : o->saved,
+						n * PROFILE_KINDS * sizeof(*saved));
+
+	if (!saved)
+		return -ENOMEM;
+	memcpy(saved + (n - 1) * PROFILE_KINDS, refs, PROFILE_KINDS * sizeof(*refs));
+	if (only)
+		free(o->saved);
+	o->saved = saved;
+	o->nsaved = (uint32_t)n;
+	return 0;
+}
+
+/* An epoch ends: o's counts are saved and its profiles freed (made again
+ * by its next sample, on the new table), and its JFR chunk, which names
+ * stacks by id, is ended. */
+static int save_running(const char *name, void *value, void *ctx)
+{
+	struct profile_outputs *outs = ctx;
+	struct profile_output *o = value;
+	struct count_spill_ref refs[PROFILE_KINDS] = { { 0, 0 } };
+	int err = 0;
+
+	(void)name;
+	if (!o || o->parked)
+		return 0;
+	end_jfr_chunk(outs, o);
+	if (!o->profiles[PROFILE_CPU])
+		return 0;
+	for (int k = 0; k < PROFILE_KINDS && !err; k++) {
+		struct folded_tree *t;
+
+		if (!o->profiles[k] || !folded_profile_total(o->profiles[k]))
+			continue;
+		t = folded_tree_build(o->profiles[k]);
+		err = t ? save_tree(outs, t, &refs[k]) : -ENOMEM;
+		folded_tree_free(t);
+	}
+	if (!err)
+		err = keep_saved(o, refs, false);
+	if (err)
+		return err;
+	free_profiles(o);
+	return 0;
+}
+
+/* Past the budget, the stacks of every output still running go to the
+ * spill file as text trees and the stack table starts afresh: memory
+ * stays flat however many distinct stacks a long recording sees, and the
+ * files written at the end merge the trees (folded_tree_add_saved).  When
+ * saving fails, the outputs saved so far keep their trees and the rest
+ * keep the table, which then stays: nothing is lost. */
+static void start_epoch(struct profile_outputs *outs)
+{
+	struct stack_table *fresh = stack_table_new();
+
+	if (!fresh || strmap_foreach(outs->by_name, save_running, outs)) {
+		sp_err("%s: stacks could not be saved while recording; they stay in memory "
+		       "until the end", outs->dir);
+		outs->parking_off = true;
+		stack_table_free(fresh);
+		return;
+	}
+	stack_table_free(outs->stacks);
+	outs->stacks = fresh;
+	outs->epochs++;
+}
+
+static void check_budget(struct profile_outputs *outs)
+{
+	struct output_memory m;
+
+	if (!outs->settings.stack_budget || outs->parking_off)
+		return;
+	profile_outputs_memory(outs, &m);
+	if (m.stacks + m.counts > outs->settings.stack_budget)
+		start_epoch(outs);
 }
 
 static void note_time(struct profile_outputs *outs, struct profile_output *o, uint64_t ts)
@@ -417,6 +539,7 @@ static void note_time(struct profile_outputs *outs, struct profile_output *o, ui
 	if (ts - outs->last_sweep_ns >= SWEEP_NS) {
 		outs->last_sweep_ns = ts;
 		strmap_foreach(outs->by_name, idle_one, outs);
+		check_budget(outs);
 	}
 }
 
@@ -428,9 +551,14 @@ int profile_output_add(struct profile_outputs *outs, struct profile_output *o,
 	int64_t id;
 	int err = 0;
 
-	if (o->parked && (err = unpark(outs, o)))
-		return err;
+	/* The sweep may park outputs or end an epoch: o's profiles after it. */
 	note_time(outs, o, s->timestamp_ns);
+	if (o->parked) {
+		o->parked = false;
+		o->stats.unparked++;
+	}
+	if (!p[PROFILE_CPU] && (err = new_profiles(&outs->settings, outs->stacks, o)))
+		return err;
 	/* One lookup serves the output's folded profiles and its JFR chunk:
 	 * the stack is stored once, and a stack seen before costs no
 	 * allocation. */
@@ -515,14 +643,15 @@ static int write_html(const struct profile_outputs *outs, const struct profile_o
 	return flame_page_write(flame, &po, html);
 }
 
-/* Writes one folded file and its page (from `page`, which may be another
- * profile: the wall page splits thread states); *folded_err and *html_err
- * get their -errno (0 when written or not asked for).  Each text tree is
- * freed as soon as what it feeds is built, so that writing holds as little
- * memory as it can. */
+/* Writes one folded file (counts of kind) and its page (from page_kind,
+ * which may be another kind: the wall page splits thread states);
+ * *folded_err and *html_err get their -errno (0 when written or not asked
+ * for).  saves: where the trees written from are saved (parking), else
+ * NULL.  Each text tree is freed as soon as what it feeds is built, so
+ * that writing holds as little memory as it can. */
 static void write_profile(const struct profile_outputs *outs, const struct profile_output *o,
-			  const struct folded_profile *profile, const struct folded_profile *page,
-			  const char *suffix, uint64_t unit, int *folded_err, int *html_err)
+			  int kind, int page_kind, const char *suffix, uint64_t unit,
+			  int *folded_err, int *html_err, struct count_spill_ref *saves)
 {
 	struct flame_tree *flame = NULL;
 	struct folded_tree *tree;
@@ -530,7 +659,7 @@ static void write_profile(const struct profile_outputs *outs, const struct profi
 	int err;
 
 	*folded_err = *html_err = 0;
-	if (!profile)
+	if (!wanted(&outs->settings, kind))
 		return;
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s%s", outs->dir, o->name, suffix) >=
 	    sizeof(path)) {
@@ -544,14 +673,17 @@ static void write_profile(const struct profile_outputs *outs, const struct profi
 		*folded_err = err;
 		return;
 	}
-	tree = folded_tree_build(profile);
-	if (!tree)
-		sp_err("write %s: %s", path, strerror(ENOMEM));
-	*folded_err = tree ? folded_tree_write(tree, path, unit) : -ENOMEM;
+	tree = kind_tree(outs, o, kind, folded_err);
+	if (tree)
+		*folded_err = folded_tree_write(tree, path, unit);
+	if (tree && saves && !*folded_err)
+		*folded_err = save_tree(outs, tree, &saves[kind]);
 	if (outs->settings.html) {
-		if (page != profile) {
+		if (page_kind != kind) {
 			folded_tree_free(tree);
-			tree = folded_tree_build(page);
+			tree = kind_tree(outs, o, page_kind, &err);
+			if (tree && saves && (err = save_tree(outs, tree, &saves[page_kind])))
+				*folded_err = err;
 		}
 		err = -ENOMEM;
 		flame = tree ? page_tree(tree, unit, &err) : NULL;
@@ -559,8 +691,8 @@ static void write_profile(const struct profile_outputs *outs, const struct profi
 		tree = NULL;
 		if (!flame)
 			sp_err("flame graph of %s: %s", path, strerror(-err));
-		*html_err = flame ? write_html(outs, o, flame,
-					       page == o->profiles[PROFILE_WALL_STATES], path)
+		*html_err = flame ? write_html(outs, o, flame, page_kind == PROFILE_WALL_STATES,
+					       path)
 				  : err;
 		flame_tree_free(flame);
 	}
@@ -569,22 +701,23 @@ static void write_profile(const struct profile_outputs *outs, const struct profi
 
 /* Writes all of o's files (each file's error is in o->errors); returns the
  * first error of a folded file or page (a JFR error was reported and does
- * not stop the others).  parking: the JFR writer's key state goes to the
- * spill file, for appending. */
+ * not stop the others).  parking: the trees written from are saved, as
+ * o's only set (they hold its earlier ones), and the JFR writer's key
+ * state goes to the spill file, for appending. */
 static int write_files(struct profile_outputs *outs, struct profile_output *o, bool parking)
 {
 	const struct output_settings *s = &outs->settings;
-	struct folded_profile *const *p = o->profiles;
+	struct count_spill_ref saves[PROFILE_KINDS] = { { 0, 0 } }, *sv = parking ? saves : NULL;
 	int *errs = o->errors, err;
 
-	write_profile(outs, o, p[PROFILE_CPU], p[PROFILE_CPU], ".folded", 1, &errs[OUTPUT_FOLDED],
-		      &errs[OUTPUT_FOLDED_HTML]);
-	write_profile(outs, o, p[PROFILE_WALL],
-		      p[PROFILE_WALL_STATES] ? p[PROFILE_WALL_STATES] : p[PROFILE_WALL],
+	write_profile(outs, o, PROFILE_CPU, PROFILE_CPU, ".folded", 1, &errs[OUTPUT_FOLDED],
+		      &errs[OUTPUT_FOLDED_HTML], sv);
+	write_profile(outs, o, PROFILE_WALL,
+		      wanted(s, PROFILE_WALL_STATES) ? PROFILE_WALL_STATES : PROFILE_WALL,
 		      ".wall.folded", s->wall_interval_ns, &errs[OUTPUT_WALL_FOLDED],
-		      &errs[OUTPUT_WALL_HTML]);
-	write_profile(outs, o, p[PROFILE_OFF_CPU], p[PROFILE_OFF_CPU], ".offcpu.folded", 1000000,
-		      &errs[OUTPUT_OFF_CPU_FOLDED], &errs[OUTPUT_OFF_CPU_HTML]);
+		      &errs[OUTPUT_WALL_HTML], sv);
+	write_profile(outs, o, PROFILE_OFF_CPU, PROFILE_OFF_CPU, ".offcpu.folded", 1000000,
+		      &errs[OUTPUT_OFF_CPU_FOLDED], &errs[OUTPUT_OFF_CPU_HTML], sv);
 	/* An output without samples still gets its (empty) JFR twin. */
 	if (s->jfr && !o->jfr && !o->jfr_failed && !o->jfr_on_disk && (err = open_jfr(outs, o))) {
 		o->jfr_failed = true;
@@ -613,7 +746,7 @@ static int write_files(struct profile_outputs *outs, struct profile_output *o, b
 	for (int i = 0; i < OUTPUT_FILE_KINDS; i++)
 		if (errs[i] && i != OUTPUT_JFR)
 			return errs[i];
-	return 0;
+	return parking ? keep_saved(o, saves, true) : 0;
 }
 
 struct write_all_ctx {
@@ -665,7 +798,8 @@ static int add_memory(const char *name, void *value, void *ctx)
 
 void profile_outputs_memory(const struct profile_outputs *outs, struct output_memory *out)
 {
-	*out = (struct output_memory){ .stacks = stack_table_memory(outs->stacks) };
+	*out = (struct output_memory){ .stacks = stack_table_memory(outs->stacks),
+				       .epochs = outs->epochs };
 	strmap_foreach(outs->by_name, add_memory, out);
 }
 

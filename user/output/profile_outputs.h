@@ -11,12 +11,20 @@
  * interval. A sample usually goes to several outputs (the
  * node, its executor, its stage).  The outputs share one stack table
  * (base/stack_table.h): a stack seen before is counted by id, with no
- * allocation.  An output without samples for 10 s writes its JFR chunk
+ * allocation.  An output without samples for 2 s writes its JFR chunk
  * and frees the chunk's buffers; after 30 s it writes all its files and
- * parks its counts in a temporary file (output/count_spill.h), so a
- * finished stage holds next to nothing and stopping writes only the
- * outputs still running.  A late sample brings it back; its files are
- * then written again (the JFR file appended to).
+ * parks its counts in a temporary file (output/count_spill.h) as a saved
+ * text tree (folded.h), so a finished stage holds next to nothing and
+ * stopping writes only the outputs still running.  A late sample makes
+ * it run again; its files are then written again from the saved tree and
+ * the new counts (the JFR file appended to).
+ *
+ * Epochs keep a long recording's memory flat: when the stack table and
+ * the counts pass settings.stack_budget, every running output saves its
+ * counts as a text tree in the same file, ends its JFR chunk, and the
+ * table starts afresh.  The files written at the end merge each output's
+ * trees with what it holds, so they read as if the table had never been
+ * dropped.
  * With html, each NAME*.folded gets a flame graph NAME*.html beside it
  * (output/flame_page.h).
  */
@@ -41,6 +49,8 @@ struct output_settings {
 	bool compress;
 	bool per_thread;           /* a frame for the thread under the process */
 	bool html;                 /* a flame graph NAME*.html beside each NAME*.folded */
+	size_t stack_budget;       /* heap bytes of stacks and counts before an epoch
+				    * (0: no epochs, the table grows for the whole run) */
 };
 
 /* Key/value pairs that say what an output is (in its JFR label). */
@@ -100,6 +110,7 @@ struct output_memory {
 	size_t counts;          /* every output's counts by stack */
 	size_t jfr;             /* open JFR writers */
 	size_t outputs, parked; /* outputs, and how many of them are parked */
+	uint64_t epochs;        /* times the stack table was started afresh */
 };
 void profile_outputs_memory(const struct profile_outputs *outs, struct output_memory *out);
 

@@ -16,7 +16,7 @@
 enum {
 	OPT_WALL = 256, OPT_OFF_CPU, OPT_MIN_OFF_CPU, OPT_NO_JFR, OPT_NO_JAVA_WALKER, OPT_COMPRESS, OPT_THREADS,
 	OPT_EXECUTORS, OPT_APP, OPT_ATTRIBUTION, OPT_EPOCH, OPT_ATTACH, OPT_AGENT, OPT_RING_BUFFER,
-	OPT_NO_HTML, OPT_ROTATE, OPT_KEEP,
+	OPT_NO_HTML, OPT_ROTATE, OPT_KEEP, OPT_STACK_MEMORY,
 };
 
 static const struct option long_options[] = {
@@ -45,6 +45,7 @@ static const struct option long_options[] = {
 	{ "ring-buffer", required_argument, NULL, OPT_RING_BUFFER },
 	{ "rotate", required_argument, NULL, OPT_ROTATE },
 	{ "keep", required_argument, NULL, OPT_KEEP },
+	{ "stack-memory", required_argument, NULL, OPT_STACK_MEMORY },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -68,6 +69,11 @@ void record_options_usage(FILE *out)
 	      "      --ring-buffer MIB  BPF ring buffer size (default: about one second of\n"
 	      "                         samples at -F on every CPU, 8 to 512 MiB); a\n"
 	      "                         bigger one rides out longer stalls of the drain\n"
+	      "      --stack-memory SIZE  memory for distinct stacks and their counts (MiB,\n"
+	      "                         or with K/M/G; default 16); past it they are saved\n"
+	      "                         to a temporary file in the output folder and the\n"
+	      "                         table starts afresh, so a long recording stays\n"
+	      "                         flat; 0: no limit\n"
 	      "      --min-off-cpu DUR  ignore off-CPU intervals shorter than DUR (default 1ms)\n"
 	      "      --threads tasks|all  in Spark executors, keep only task threads\n"
 	      "                         (default all)\n"
@@ -174,14 +180,52 @@ static int parse_positive_duration(const char *option, const char *text, uint64_
 	return 0;
 }
 
+/* A whole number in [min, max] for option opt; else -1 after a message
+ * saying it should be `what`. */
+static int parse_whole(const char *opt, const char *text, long min, long max, const char *what,
+		       long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtol(text, &end, 10);
+	if (end == text || *end || errno || *out < min || *out > max) {
+		sp_err("%s: '%s' is not %s", opt, text, what);
+		return -1;
+	}
+	return 0;
+}
+
+/* A size in MiB, or in K, M or G with that suffix, up to 64 GiB: 0 or
+ * -EINVAL. */
+static int parse_mib_size(const char *text, uint64_t *out)
+{
+	static const char suffixes[] = "KMG";
+	size_t digits = strspn(text, "0123456789");
+	const char *unit = text[digits] ? strchr(suffixes, text[digits]) : NULL;
+	int shift = unit ? 10 * (int)(unit - suffixes + 1) : 20;
+	uint64_t n = 0;
+
+	if (!digits || digits > 12 || (text[digits] && (!unit || text[digits + 1])))
+		return -EINVAL;
+	for (size_t i = 0; i < digits; i++)
+		n = n * 10 + (uint64_t)(text[i] - '0');
+	if (n > (64ULL << 30) >> shift)
+		return -EINVAL;
+	*out = n << shift;
+	return 0;
+}
+
 int record_options_parse(struct record_options *opts, int argc, char **argv)
 {
 	bool keep_given = false;
 	uint64_t ns;
+	long n;
 	int c;
 
 	memset(opts, 0, sizeof(*opts));
 	opts->keep = 24;
+	opts->stack_memory_bytes = 16ULL << 20;
 	opts->frequency_hz = 99;
 	opts->jfr = true;
 	opts->html = true;
@@ -246,19 +290,19 @@ int record_options_parse(struct record_options *opts, int argc, char **argv)
 		case OPT_OFF_CPU:
 			opts->off_cpu = true;
 			break;
-		case OPT_RING_BUFFER: {
-			char *end;
-			long mib;
-
-			errno = 0;
-			mib = strtol(optarg, &end, 10);
-			if (end == optarg || *end || errno || mib < 1 || mib > 1024) {
-				sp_err("--ring-buffer: '%s' is not a size between 1 and 1024 MiB", optarg);
+		case OPT_RING_BUFFER:
+			if (parse_whole("--ring-buffer", optarg, 1, 1024, "a size between 1 and 1024 MiB",
+					&n))
+				return -1;
+			opts->ring_buffer_mib = (unsigned int)n;
+			break;
+		case OPT_STACK_MEMORY:
+			if (parse_mib_size(optarg, &opts->stack_memory_bytes)) {
+				sp_err("--stack-memory: '%s' is not a size up to 64G (e.g. 16, 512K, 2G)",
+				       optarg);
 				return -1;
 			}
-			opts->ring_buffer_mib = (unsigned int)mib;
 			break;
-		}
 		case OPT_MIN_OFF_CPU:
 			if (parse_duration_ns(optarg, 1000000ULL, &opts->min_off_cpu_ns)) {
 				sp_err("--min-off-cpu: '%s' is not a duration (e.g. 1ms)", optarg);
@@ -327,21 +371,13 @@ int record_options_parse(struct record_options *opts, int argc, char **argv)
 				return -1;
 			}
 			break;
-		case OPT_KEEP: {
-			char *end;
-			long n;
-
-			errno = 0;
-			n = strtol(optarg, &end, 10);
-			if (end == optarg || *end || errno || n < 1 || n > 1000000) {
-				sp_err("--keep: '%s' is not a number of folders between 1 and 1000000",
-				       optarg);
+		case OPT_KEEP:
+			if (parse_whole("--keep", optarg, 1, 1000000,
+					"a number of folders between 1 and 1000000", &n))
 				return -1;
-			}
 			opts->keep = (unsigned int)n;
 			keep_given = true;
 			break;
-		}
 		case '?':
 		default:
 			if (optopt && optopt < 256 && strchr("pFdo", optopt))

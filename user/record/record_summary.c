@@ -258,6 +258,8 @@ static void write_memory(struct json_writer *w, const struct record_memory *m)
 	json_uint(w, m->outputs.outputs);
 	json_key(w, "parked_outputs");
 	json_uint(w, m->outputs.parked);
+	json_key(w, "stack_epochs");
+	json_uint(w, m->outputs.epochs);
 	json_end_object(w);
 }
 

@@ -88,6 +88,7 @@ struct recorder *recorder_new(const struct recorder_config *cfg)
 		.compress = o->compress,
 		.per_thread = o->per_thread,
 		.html = o->html,
+		.stack_budget = (size_t)o->stack_memory_bytes,
 	};
 	struct executor_stages_config executors = {
 		.executors = o->executors,
