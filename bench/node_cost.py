@@ -827,9 +827,11 @@ def report(mode, m, res):
         if mem:
             L += ["", "What the memory held when sampling stopped (summary.json `memory`, "
                   "heap MB): " + ", ".join(f"{k} {v / 1e6:.1f}" for k, v in mem.items()
-                                           if k not in ("rss_kib", "outputs", "parked_outputs"))
+                                           if k not in ("rss_kib", "outputs", "parked_outputs",
+                                                        "stack_epochs"))
                   + f"; RSS {mem['rss_kib'] / 1024:.0f} MiB; {mem['outputs']} outputs, "
-                  f"{mem['parked_outputs']} parked."]
+                  f"{mem['parked_outputs']} parked; "
+                  f"{mem.get('stack_epochs', 0)} epochs of the stack table."]
     return "\n".join(L) + "\n"
 
 

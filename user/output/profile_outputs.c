@@ -410,8 +410,8 @@ static struct folded_tree *kind_tree(const struct profile_outputs *outs,
 		*err = folded_tree_add_saved(t, data, ref->bytes);
 		free(data);
 		if (*err == -EINVAL) {
-			sp_err("%s/%s: counts saved in the spill file in %s do not read back",
-			       outs->dir, o->name, outs->dir);
+			sp_err("%s/%s: its saved counts do not read back from the spill file",
+			       outs->dir, o->name);
 			*err = -EIO;
 		}
 	}
@@ -679,13 +679,13 @@ static void write_profile(const struct profile_outputs *outs, const struct profi
 	if (tree && saves && !*folded_err)
 		*folded_err = save_tree(outs, tree, &saves[kind]);
 	if (outs->settings.html) {
+		err = tree ? 0 : *folded_err;
 		if (page_kind != kind) {
 			folded_tree_free(tree);
 			tree = kind_tree(outs, o, page_kind, &err);
 			if (tree && saves && (err = save_tree(outs, tree, &saves[page_kind])))
 				*folded_err = err;
 		}
-		err = -ENOMEM;
 		flame = tree ? page_tree(tree, unit, &err) : NULL;
 		folded_tree_free(tree);
 		tree = NULL;
