@@ -671,6 +671,7 @@ def bench_soak(cfg, work):
         f"stop {stop_s:.1f} s, load {lm.text()}")
     return {"series": series, "maxrss_kib": maxrss, "cpu_s": cpu, "samples": s["samples"],
             "memory": s.get("memory"),
+            "reopened": sum(o.get("reopened", 0) for o in s.get("outputs", [])),
             "stop_s": stop_s, "stage_outputs": stages, "bytes": size,
             "rounds": res.get("rounds"), "load": (lm.runnable, lm.loadavg), "seconds": seconds}
 
@@ -831,7 +832,9 @@ def report(mode, m, res):
                                                         "stack_epochs"))
                   + f"; RSS {mem['rss_kib'] / 1024:.0f} MiB; {mem['outputs']} outputs, "
                   f"{mem['parked_outputs']} parked; "
-                  f"{mem.get('stack_epochs', 0)} epochs of the stack table."]
+                  f"{mem.get('stack_epochs', 0)} epochs of the stack table; outputs "
+                  f"reopened by a late sample after their files were written: "
+                  f"{so.get('reopened', '-')}."]
     return "\n".join(L) + "\n"
 
 

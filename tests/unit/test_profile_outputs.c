@@ -154,14 +154,16 @@ static void test_parking(void)
 		add(outs, stage, NS + (uint64_t)i * 10000000, "Stage.run");
 		add(outs, done, NS + (uint64_t)i * 10000000, "Done.run");
 	}
-	for (uint64_t t = 2 * NS; t <= 29 * NS; t += NS / 10)
+	/* their last samples at 1.99 s */
+	for (uint64_t t = 2 * NS; t <= OUTPUT_PARK_NS + NS; t += NS / 10)
 		add(outs, node, t, "Other.run");
 	CHECK(!profile_output_parked(stage) && file_size(folded) < 0,
-	      "28 s after its last sample the stage is still in memory");
-	for (uint64_t t = 29 * NS; t <= 36 * NS; t += NS / 10)
+	      "just under %llu s after its last sample the stage is still in memory",
+	      OUTPUT_PARK_NS / NS);
+	for (uint64_t t = OUTPUT_PARK_NS + NS; t <= 36 * NS; t += NS / 10)
 		add(outs, node, t, "Other.run");
 	CHECK(profile_output_parked(stage) && profile_output_parked(done) &&
-	      !profile_output_parked(node), "over 30 s without samples: both stages parked");
+	      !profile_output_parked(node), "longer without samples: both stages parked");
 	for (int k = 0; k < 5; k++) {
 		snprintf(path, sizeof(path), "%s/stage-1.%s", dir, kinds[k]);
 		on_disk += file_size(path) > 0;
@@ -426,13 +428,13 @@ int main(void)
 	for (uint64_t t = 2 * NS; t <= 3 * NS + NS / 2; t += NS / 10)
 		add(outs, node, t, "Other.run");
 	CHECK(file_size(stage_tmp) == 0, "an output idle for 1.5 s still holds its chunk");
-	for (uint64_t t = 3 * NS + 6 * NS / 10; t <= 14 * NS; t += NS / 10)
+	for (uint64_t t = 3 * NS + 6 * NS / 10; t <= NS + OUTPUT_PARK_NS; t += NS / 10)
 		add(outs, node, t, "Other.run");
 	CHECK(file_size(stage_tmp) > 0,
 	      "an output idle for over 2 s has written its chunk (%ld bytes on disk)",
 	      file_size(stage_tmp));
 	/* A straggler sample after the stage went idle still counts. */
-	add(outs, stage, 15 * NS, "Late.run");
+	add(outs, stage, NS + OUTPUT_PARK_NS + NS / 2, "Late.run");
 	CHECK(failed_adds == 0, "every sample added");
 	CHECK(profile_outputs_write(outs) == 0, "outputs written");
 	CHECK(count_chunks(stage_jfr) == 2, "the stage's JFR file is its spilled chunk and a last one");

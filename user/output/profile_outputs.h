@@ -12,7 +12,7 @@
  * node, its executor, its stage).  The outputs share one stack table
  * (base/stack_table.h): a stack seen before is counted by id, with no
  * allocation.  An output without samples for 2 s writes its JFR chunk
- * and frees the chunk's buffers; after 30 s it writes all its files and
+ * and frees the chunk's buffers; after 5 s it writes all its files and
  * parks its counts in a temporary file (output/count_spill.h) as a saved
  * text tree (folded.h), so a finished stage holds next to nothing and
  * stopping writes only the outputs still running.  A late sample makes
@@ -37,6 +37,11 @@
 #include "base/sample.h"
 
 #define OUTPUT_MAX_LABELS 16
+
+/* Sample time without samples after which an output ends its JFR chunk,
+ * and after which it is parked. */
+#define OUTPUT_IDLE_NS (2ULL * 1000000000ULL)
+#define OUTPUT_PARK_NS (5ULL * 1000000000ULL)
 
 struct output_settings {
 	const char *dir;

@@ -230,6 +230,10 @@ static int write_output(const char *name, struct profile_output *out, void *ctx)
 		json_key(w, "off_cpu_ms");
 		json_double(w, (double)st->off_cpu_ns / 1e6);
 	}
+	if (st->unparked) {
+		json_key(w, "reopened");
+		json_uint(w, st->unparked);
+	}
 	json_end_object(w);
 	return 0;
 }
