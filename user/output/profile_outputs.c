@@ -1,9 +1,12 @@
 /* profile_outputs.c - see profile_outputs.h. */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/log.h"
 #include "base/path_util.h"
@@ -750,35 +753,74 @@ static int write_files(struct profile_outputs *outs, struct profile_output *o, b
 	return parking ? keep_saved(o, saves, true) : 0;
 }
 
-struct write_all_ctx {
+/* Writing what still runs is most of a stop, and outputs share nothing
+ * that writing changes (the stack table, the spill file and the frame
+ * names are only read), so up to WRITE_THREADS threads, one per online
+ * CPU, each take the next output not yet taken: the node's first. */
+#define WRITE_THREADS 4
+
+struct write_queue {
 	struct profile_outputs *outs;
-	int first_error;
+	struct profile_output **todo;
+	size_t n;
+	atomic_size_t next;
 };
 
-static int write_one(const char *name, void *value, void *ctx)
+static int queue_open(const char *name, void *value, void *ctx)
 {
-	struct write_all_ctx *wc = ctx;
+	struct write_queue *q = ctx;
 	struct profile_output *o = value;
-	int err;
 
 	(void)name;
-	if (!o)
-		return 0;
-	/* A parked output's files are written; its errors stay. */
-	err = o->parked ? 0 : write_files(wc->outs, o, false);
-	for (int i = 0; i < OUTPUT_FILE_KINDS && !err; i++)
-		err = o->errors[i];
-	if (err && !wc->first_error)
-		wc->first_error = err;
+	if (o && !o->parked) /* a parked output's files are written */
+		q->todo[q->n++] = o;
+	return 0;
+}
+
+static void *write_queued(void *arg)
+{
+	struct write_queue *q = arg;
+	size_t i;
+
+	while ((i = atomic_fetch_add(&q->next, 1)) < q->n)
+		write_files(q->outs, q->todo[i], false);
+	return NULL;
+}
+
+static int first_error(const char *name, void *value, void *ctx)
+{
+	struct profile_output *o = value;
+	int *first = ctx;
+
+	(void)name;
+	for (int i = 0; o && i < OUTPUT_FILE_KINDS && !*first; i++)
+		*first = o->errors[i];
 	return 0;
 }
 
 int profile_outputs_write(struct profile_outputs *outs)
 {
-	struct write_all_ctx wc = { outs, 0 };
+	struct write_queue q = { .outs = outs, .todo = calloc(strmap_count(outs->by_name) + 1,
+							      sizeof(*q.todo)) };
+	pthread_t threads[WRITE_THREADS - 1];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int nthreads = 0, err = 0;
 
-	strmap_foreach(outs->by_name, write_one, &wc);
-	return wc.first_error;
+	if (!q.todo) {
+		sp_err("writing %s: %s", outs->dir, strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	atomic_init(&q.next, 0);
+	strmap_foreach(outs->by_name, queue_open, &q);
+	while (nthreads < WRITE_THREADS - 1 && nthreads + 1 < cpus && (size_t)nthreads + 1 < q.n &&
+	       !pthread_create(&threads[nthreads], NULL, write_queued, &q))
+		nthreads++;
+	write_queued(&q);
+	while (nthreads--)
+		pthread_join(threads[nthreads], NULL);
+	free(q.todo);
+	strmap_foreach(outs->by_name, first_error, &err);
+	return err;
 }
 
 static int add_memory(const char *name, void *value, void *ctx)
