@@ -560,7 +560,7 @@ static void end_step(struct folded_tree *t)
 	t->children_cap = 0;
 	t->scratch = NULL;
 	t->stacks = NULL;
-	if ((exact = realloc(t->nodes, t->nnodes * sizeof(*t->nodes)))) {
+	if (t->nnodes && (exact = realloc(t->nodes, t->nnodes * sizeof(*t->nodes)))) {
 		t->nodes = exact;
 		t->nodes_cap = t->nnodes;
 	}
