@@ -91,8 +91,10 @@ const struct output_stats *profile_output_stats(const struct profile_output *out
 bool profile_output_parked(const struct profile_output *out);
 
 /* Writes every output's files (creating folders as needed) and closes the
- * JFR files; a parked output's are written already. Continues past a
- * failing output; returns the first error. */
+ * JFR files; a parked output's are written already.  Outputs are written
+ * on up to one thread per online CPU (at most 4), so nothing may add
+ * samples meanwhile.  Continues past a failing output; returns the first
+ * error. */
 int profile_outputs_write(struct profile_outputs *outs);
 
 /* The files an output writes. */
