@@ -88,6 +88,14 @@ struct profile_outputs {
  * 5 s about 60 (1.6 s), and no output was reopened in either run. */
 #define SWEEP_NS (1ULL * 1000000000ULL)
 
+static void free_profiles(struct profile_output *o)
+{
+	for (int k = 0; k < PROFILE_KINDS; k++) {
+		folded_profile_free(o->profiles[k]);
+		o->profiles[k] = NULL;
+	}
+}
+
 static void output_free(void *value)
 {
 	struct profile_output *o = value;
@@ -96,8 +104,7 @@ static void output_free(void *value)
 		return;
 	if (o->jfr)
 		jfr_writer_close(o->jfr); /* only on error paths: write() closes them */
-	for (int k = 0; k < PROFILE_KINDS; k++)
-		folded_profile_free(o->profiles[k]);
+	free_profiles(o);
 	free(o->saved);
 	free(o->labels);
 	free(o);
@@ -150,10 +157,7 @@ static int new_profiles(const struct output_settings *s, struct stack_table *sta
 {
 	for (int k = 0; k < PROFILE_KINDS; k++)
 		if (wanted(s, k) && !(o->profiles[k] = folded_profile_new(stacks))) {
-			for (int j = 0; j < k; j++) {
-				folded_profile_free(o->profiles[j]);
-				o->profiles[j] = NULL;
-			}
+			free_profiles(o);
 			return -ENOMEM;
 		}
 	return 0;
@@ -340,14 +344,6 @@ static int add_with_state(struct profile_outputs *outs, struct profile_output *o
 }
 
 static int write_files(struct profile_outputs *outs, struct profile_output *o, bool parking);
-
-static void free_profiles(struct profile_output *o)
-{
-	for (int k = 0; k < PROFILE_KINDS; k++) {
-		folded_profile_free(o->profiles[k]);
-		o->profiles[k] = NULL;
-	}
-}
 
 /* Writes o's files, saves its counts and frees its profiles and JFR
  * buffers.  When a file cannot be written or the counts cannot be saved,
