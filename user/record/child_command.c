@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -39,6 +40,9 @@ int child_command_spawn(struct child_command *child, char *const argv[])
 			;
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		/* A sample taken inside execve, before the kernel renames the
+		 * process, names it as the command too, not as sparkprof. */
+		prctl(PR_SET_NAME, basename(argv[0]));
 		execvp(argv[0], argv);
 		fprintf(stderr, "sparkprof: error: execute '%s': %s\n", argv[0], strerror(errno));
 		_exit(127);
