@@ -382,6 +382,7 @@ def start_churn(work, seconds):
     classes = compile_churn(work)
     jvm = subprocess.Popen([os.path.join(JDK17, "bin", "java"), f"-agentpath:{HELPER}",
                             "-XX:+PreserveFramePointer", "-XX:ReservedCodeCacheSize=8m",
+                            f"-XX:ErrorFile={work}/hs_err_pid%p.log",
                             "-cp", classes, "CodeChurn", str(seconds), classes],
                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     jvm.stdout.readline()
@@ -634,7 +635,7 @@ def bench_soak(cfg, work):
                                str(seconds)], stdout=subprocess.PIPE, stderr=errlog, text=True,
                               env=spark_env(work), cwd=run_dir, start_new_session=True)
     out = os.path.join(run_dir, "sp")
-    series, sp = [], None
+    series, sp, churn_died = [], None, None
     try:
         app_id = json.loads(driver.stdout.readline())["ready"]
         with LoadMonitor() as lm:
@@ -647,6 +648,10 @@ def bench_soak(cfg, work):
                 series.append((round(time.monotonic() - t0, 1), rss))
                 log(f"soak {series[-1][0]:.0f} s: RSS {rss // 1024} MiB, outputs "
                     f"{tree_bytes(out) / 1e6:.0f} MB")
+                # the JIT churn the figures assume is gone if CodeChurn died
+                if churn_died is None and churn.poll() is not None:
+                    churn_died = series[-1][0]
+                    log(f"soak: CodeChurn exited ({churn.returncode}) by {churn_died:.0f} s")
                 time.sleep(every)
             t = time.monotonic()
             sp.send_signal(signal.SIGINT)
@@ -672,6 +677,7 @@ def bench_soak(cfg, work):
     return {"series": series, "maxrss_kib": maxrss, "cpu_s": cpu, "samples": s["samples"],
             "memory": s.get("memory"),
             "reopened": sum(o.get("reopened", 0) for o in s.get("outputs", [])),
+            "churn_died_s": churn_died,
             "stop_s": stop_s, "stage_outputs": stages, "bytes": size,
             "rounds": res.get("rounds"), "load": (lm.runnable, lm.loadavg), "seconds": seconds}
 
@@ -835,6 +841,9 @@ def report(mode, m, res):
                   f"{mem.get('stack_epochs', 0)} epochs of the stack table; outputs "
                   f"reopened by a late sample after their files were written: "
                   f"{so.get('reopened', '-')}."]
+        if so.get("churn_died_s") is not None:
+            L += ["", f"**CodeChurn exited early, by {so['churn_died_s']:.0f} s**: the run "
+                  "after that had no JIT churn beside Spark."]
     return "\n".join(L) + "\n"
 
 
