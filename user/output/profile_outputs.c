@@ -1,6 +1,7 @@
 /* profile_outputs.c - see profile_outputs.h. */
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -68,6 +69,8 @@ struct profile_outputs {
 	struct count_spill *spill;      /* saved trees of counts, JFR key states */
 	bool parking_off;               /* a write or the spill failed: keep all in memory */
 	uint64_t epochs;                /* times the stack table was started afresh */
+	bool freed;                     /* parked, idled or began an epoch since the last trim */
+	uint64_t last_trim_ns;
 };
 
 /* An output without samples for OUTPUT_IDLE_NS (a finished stage) writes
@@ -87,6 +90,12 @@ struct profile_outputs {
  * beside a Spark application wrote about 230 stage outputs (3.2 s); with
  * 5 s about 60 (1.6 s), and no output was reopened in either run. */
 #define SWEEP_NS (1ULL * 1000000000ULL)
+
+/* Memory freed by parking and epochs is handed back to the system at most
+ * this often: glibc keeps freed chunks in the heap, so without it RSS
+ * stays at the largest the outputs ever were; more often would make the
+ * outputs fault their pages in again and again. */
+#define TRIM_NS (10ULL * 1000000000ULL)
 
 static void free_profiles(struct profile_output *o)
 {
@@ -359,16 +368,18 @@ static void park(struct profile_outputs *outs, struct profile_output *o)
 	}
 	free_profiles(o);
 	o->parked = true;
+	outs->freed = true;
 }
 
 /* Ends o's JFR chunk (one is ended anyway when the output goes idle). */
-static void end_jfr_chunk(const struct profile_outputs *outs, struct profile_output *o)
+static void end_jfr_chunk(struct profile_outputs *outs, struct profile_output *o)
 {
 	int err;
 
 	if (!o->jfr || o->jfr_idle)
 		return;
 	o->jfr_idle = true;
+	outs->freed = true;
 	err = jfr_writer_idle(o->jfr);
 	if (err) {
 		sp_err("write %s/%s.jfr: %s; its folded profiles are still written", outs->dir,
@@ -513,6 +524,7 @@ static void start_epoch(struct profile_outputs *outs)
 	stack_table_free(outs->stacks);
 	outs->stacks = fresh;
 	outs->epochs++;
+	outs->freed = true;
 }
 
 static void check_budget(struct profile_outputs *outs)
@@ -540,6 +552,11 @@ static void note_time(struct profile_outputs *outs, struct profile_output *o, ui
 		outs->last_sweep_ns = ts;
 		strmap_foreach(outs->by_name, idle_one, outs);
 		check_budget(outs);
+		if (outs->freed && ts - outs->last_trim_ns >= TRIM_NS) {
+			malloc_trim(0);
+			outs->freed = false;
+			outs->last_trim_ns = ts;
+		}
 	}
 }
 
