@@ -81,6 +81,11 @@ $(AGENT): $(AGENT_SRCS) $(wildcard tools/jvmti/*.h include/sparkprof_helper_log.
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libsparkprof.a $(wildcard tests/unit/*.h) | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) -o $@ $< $(BUILD)/libsparkprof.a $(LDLIBS)
 
+# The helper's parts that need no JVM are tested on their own.
+$(BUILD)/tests/test_method_ids: tests/unit/test_method_ids.c tools/jvmti/method_ids.c \
+		tools/jvmti/method_ids.h tests/unit/tap.h | $(BUILD)/tests
+	$(CC) -Itools/jvmti -Itests/unit $(CFLAGS) -o $@ $< tools/jvmti/method_ids.c
+
 $(BUILD)/progs/%: tests/progs/%.c | $(BUILD)/progs
 	$(CLANG) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline \
 	    -fno-optimize-sibling-calls -Wall -Wextra -o $@ $< -lpthread -lm

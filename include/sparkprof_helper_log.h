@@ -19,11 +19,21 @@
  *                                          java.vm.version (rest of line)
  *   L <ts> <id> <start> <size> NAME        compiled method installed
  *   D <ts> <id> <start> <size> NAME        other code blob (stub, interpreter)
- *   I <id> <start> <end> NAME\tNAME...     inlined frames of compiled method
- *                                          <id> for PCs in [start, end):
- *                                          innermost first, without the
- *                                          compiled method itself; follows
- *                                          its L record
+ *   N <n> NAME                             method name number <n>, for J
+ *                                          records; numbers count from 1 in
+ *                                          file order, and a name may come
+ *                                          again under a newer number
+ *   J <id> <start> <end> <n> <n>...        inlined frames of compiled method
+ *                                          <id> for PCs [start, end), given
+ *                                          as offsets from its start: the
+ *                                          numbers of their names (N records
+ *                                          before it), innermost first,
+ *                                          without the compiled method
+ *                                          itself; follows its L record
+ *   I <id> <start> <end> NAME\tNAME...     the same with addresses and names
+ *                                          (written by older helpers; a J
+ *                                          record is about a fifth of its
+ *                                          size)
  *   U <ts> <id>                            compiled method <id> unloaded
  *   T <ts> <tid> NAME                      OS thread <tid> (its gettid() in
  *                                          the JVM's namespace) is named NAME

@@ -16,7 +16,9 @@ class HelperLog:
         self.blobs = {}        # id -> dict(kind, ts, start, size, name, unloaded)
         self.order = []        # ids in file order
         self.unloads = []      # (ts, id)
-        self.inline = {}       # id -> [(start, end, [names])]
+        self.inline = {}       # id -> [(start, end, [names])], from I and J records
+        self.numbered = {}     # N records: number -> name
+        self.inline_lines = {"I": 0, "J": 0}
         self.threads = []      # (ts, tid, name)
         self.ends = []         # (ts, tid)
         self.states = []       # (ts, tid, state)
@@ -52,6 +54,19 @@ class HelperLog:
             i, start, end, names = rest.split(" ", 3)
             self.inline.setdefault(int(i), []).append(
                 (int(start, 16), int(end, 16), [unescape(n) for n in names.split("\t")]))
+            self.inline_lines["I"] += 1
+        elif kind == "N":
+            n, name = rest.split(" ", 1)
+            assert int(n) == len(self.numbered) + 1, "N records count from 1 in order"
+            self.numbered[int(n)] = unescape(name)
+        elif kind == "J":
+            i, start, end, *numbers = rest.split(" ")
+            base = self.blobs[int(i)]["start"]
+            assert numbers and self.order[-1] == int(i), "J follows its L record"
+            self.inline.setdefault(int(i), []).append(
+                (base + int(start, 16), base + int(end, 16),
+                 [self.numbered[int(n)] for n in numbers]))
+            self.inline_lines["J"] += 1
         elif kind == "U":
             ts, i = (int(x) for x in rest.split(" "))
             self.blobs[i]["unloaded"] = ts

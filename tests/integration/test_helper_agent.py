@@ -139,7 +139,12 @@ def test_hot_methods_published_at_start(jdks, classes, agent_path, which):
         interp = [b for b in log.blobs.values() if b["name"] == "Interpreter"]
         assert interp and interp[0]["kind"] == "D"
         # Inline records name real methods, inside their compiled method.
+        # They are J records, and each method's name is written once (N):
+        # a name comes twice only for overloads (one name, two methods).
         assert log.inline, "no inline records"
+        assert log.inline_lines["J"] and not log.inline_lines["I"], log.inline_lines
+        names = list(log.numbered.values())
+        assert len(set(names)) >= 0.9 * len(names), sorted(names)
         for i, ranges_ in log.inline.items():
             b = log.blobs[i]
             for lo, hi, names in ranges_:

@@ -1,6 +1,7 @@
 """Complete Java stacks (docs/stack-walker.md): interpreted frames named,
 waits keep their Java callers, stacks deeper than 127 frames, on JDK 17 and
 the newest JDK, with and without the helper."""
+import json
 import os
 import subprocess
 import time
@@ -77,6 +78,38 @@ def test_interpreted_methods_are_named(tmp_path, jdks, classes, agent_path, whic
     assert anonymous / total <= 0.02, (anonymous, total)
     summary = read_summary(tmp_path)
     assert summary["frames"]["interpreted"] >= total * 3
+
+
+@pytest.mark.parametrize("which", ["oldest", "newest"])
+def test_inlined_methods_are_named_under_their_callers(tmp_path, jdks, classes, agent_path, which):
+    """The helper's J and N records (numbered names) give the frames C2
+    inlined, in their callers' order, in folded stacks and JFR."""
+    work = Workload(jdk_of(jdks, which), classes, "inline", 9, agent=agent_path)
+    try:
+        time.sleep(3)  # loop is compiled with middle and leaf inlined
+        record(tmp_path, "-p", work.pid, "-t", "-F", 499, "-d", 4)
+    finally:
+        work.finish()
+    samples = thread_stacks(read_folded(tmp_path / "all.folded"), work.pid, "inline-loop")
+    total = sum(c for _, c in samples)
+    assert total >= 500, total
+    chain = ["JavaStacks$Inlined.loop", "JavaStacks$Inlined.middle"]
+    inlined = sum(c for frames, c in samples
+                  if any(frames[i:i + 2] == chain for i in range(len(frames))))
+    assert inlined / total >= 0.3, (inlined, total, sorted(samples, key=lambda s: -s[1])[:3])
+    # JFR says which frames were inlined: middle (and leaf) are, the
+    # compiled method that holds them is not.
+    out = subprocess.run([os.path.join(jdk_of(jdks, "newest"), "bin", "jfr"), "print", "--json",
+                          "--events", "jdk.ExecutionSample", str(tmp_path / "all.jfr")],
+                         capture_output=True, text=True, check=True).stdout
+    types = {}
+    for e in json.loads(out)["recording"]["events"]:
+        for f in e["values"]["stackTrace"]["frames"]:
+            m = f["method"]
+            if m["type"]["name"] == "JavaStacks$Inlined":
+                types.setdefault(m["name"], set()).add(f["type"])
+    assert types.get("middle") == {"Inlined"} and types.get("leaf") == {"Inlined"}, types
+    assert "JIT compiled" in types.get("loop", set()) | types.get("run", set()), types
 
 
 @pytest.mark.parametrize("which", ["oldest", "newest"])

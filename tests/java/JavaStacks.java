@@ -7,6 +7,7 @@ import java.util.concurrent.locks.LockSupport;
  *  interp  - a chain of three methods kept in the interpreter (run with
  *            -XX:CompileCommand=exclude,InterpChain::*)
  *  deep    - a recursion 1200 frames deep (or args[2]), spinning at the bottom
+ *  inline  - a compiled loop whose work is in two small methods C2 inlines
  *  waits   - one thread each in sleep, park, Object.wait, a contended
  *            synchronized block and a blocking socket read
  *  Prints "ready" once every thread is in place. */
@@ -28,6 +29,19 @@ public class JavaStacks {
                 for (int i = 0; i < 1000; i++) x += x * 31 + i;
             }
             sink = x;
+        }
+    }
+
+    static class Inlined {
+        static long leaf(long x, int i) { return x * 31 + (i ^ (i >>> 3)); }
+        static long middle(long x, int i) { return leaf(x, i) ^ (x >>> 7); }
+        static long loop(int n) {
+            long x = 1;
+            for (int i = 0; i < n; i++) x = middle(x, i);
+            return x;
+        }
+        static void run(long end) {
+            while (System.nanoTime() < end) sink += loop(10_000);
         }
     }
 
@@ -86,6 +100,9 @@ public class JavaStacks {
         switch (mode) {
             case "interp":
                 start("interp-chain", () -> InterpChain.outer(end));
+                break;
+            case "inline":
+                start("inline-loop", () -> Inlined.run(end));
                 break;
             case "deep":
                 int depth = args.length > 2 ? Integer.parseInt(args[2]) : 1200;

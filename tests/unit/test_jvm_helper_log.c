@@ -65,6 +65,66 @@ static void test_inline_and_types(void)
 	jvm_helper_log_free(log);
 }
 
+/* J records: numbered names (N) and offsets from the method's start name
+ * the same frames as I records with addresses and names do. */
+static void test_numbered_inline(void)
+{
+	struct jvm_helper_log *log = jvm_helper_log_new();
+	struct frame f[8];
+	int n;
+
+	feed(log, "H 1 42 1000 start 25.0.1\n"
+		  "L 5000 1 10000 100 com/x/Outer.run\n"
+		  "N 1 com/x/Leaf.get\n"
+		  "N 2 com/x/Mid.call\n"
+		  "J 1 0 20 1 2\n"
+		  "J 1 30 40 2\n"
+		  "L 6000 2 20000 80 com/x/Other.run\n"
+		  "N 3 com/x/Leaf.get\n"     /* a helper that started its table afresh */
+		  "J 2 10 18 3 2\n");
+	n = jvm_helper_log_resolve(log, 0x10010, 6000, f, 8);
+	CHECK(n == 3 && !strcmp(f[0].name, "com/x/Leaf.get") && !strcmp(f[1].name, "com/x/Mid.call") &&
+	      !strcmp(f[2].name, "com/x/Outer.run") && f[0].type == FRAME_INLINED &&
+	      f[2].type == FRAME_JIT, "a J range expands to its numbered names, innermost first");
+	n = jvm_helper_log_resolve(log, 0x10035, 6000, f, 8);
+	CHECK(n == 2 && !strcmp(f[0].name, "com/x/Mid.call"), "offsets are from the method's start");
+	n = jvm_helper_log_resolve(log, 0x10025, 6000, f, 8);
+	CHECK(n == 1, "between ranges: the method alone (got %d)", n);
+	n = jvm_helper_log_resolve(log, 0x20012, 7000, f, 8);
+	CHECK(n == 3 && !strcmp(f[0].name, "com/x/Leaf.get") && !strcmp(f[2].name, "com/x/Other.run"),
+	      "a name given again under a newer number names the same frame");
+	n = jvm_helper_log_resolve(log, 0x20018, 7000, f, 8);
+	CHECK(n == 1, "the end of a J range is exclusive (got %d)", n);
+	CHECK(jvm_helper_log_get_stats(log)->malformed == 0 &&
+	      jvm_helper_log_get_stats(log)->inline_ranges == 3, "3 ranges kept, nothing malformed");
+	jvm_helper_log_free(log);
+
+	log = jvm_helper_log_new();
+	const char *bad = "J 1 0 10 1\n"          /* before any blob */
+			  "L 10 1 1000 100 a.A\n"
+			  "N 2 skips.One\n"           /* numbers come in order */
+			  "N 0 zero.Number\n"
+			  "N 1\n"                     /* no name */
+			  "N 1 ok.Name\n"
+			  "J 1 0 10 2\n"              /* no such number */
+			  "J 1 0 10 0\n"
+			  "J 1 0 10\n"                /* no numbers */
+			  "J 1 0 10 1 \n"             /* trailing space */
+			  "J 1 0 10 1x\n"
+			  "J 1 0 200 1\n"             /* past the method's end */
+			  "J 1 10 10 1\n"             /* empty */
+			  "J 1 ffffffffffffffff fffffffffffffffff 1\n"
+			  "J 9 0 10 1\n"              /* not the newest blob */
+			  "J 1 20 30 1\n";            /* the one good range */
+	feed(log, bad);
+	CHECK(jvm_helper_log_get_stats(log)->malformed == 13, "13 malformed N and J lines (got %llu)",
+	      (unsigned long long)jvm_helper_log_get_stats(log)->malformed);
+	n = jvm_helper_log_resolve(log, 0x1025, 20, f, 8);
+	CHECK(n == 2 && !strcmp(f[0].name, "ok.Name"), "the good range after bad ones names its frame");
+	CHECK(jvm_helper_log_resolve(log, 0x1005, 20, f, 8) == 1, "no range from the bad lines");
+	jvm_helper_log_free(log);
+}
+
 static void test_reuse(void)
 {
 	struct jvm_helper_log *log = jvm_helper_log_new();
@@ -266,6 +326,49 @@ static void test_real_churn_log(void)
 	jvm_helper_log_free(log);
 }
 
+/* A real executor's log from the helper that numbers names (first L, N and
+ * J records of a Spark executor, JDK 17): every J range is named, inlined
+ * frames first and its compiled method last. */
+static void test_real_numbered_log(void)
+{
+	FILE *f = fopen("tests/fuzz/corpus/jvm_helper_log/numbered_executor_jdk17.log", "r");
+	static char text[1 << 16];
+	size_t len;
+
+	CHECK(f != NULL, "the recorded executor log is there");
+	if (!f)
+		return;
+	len = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[len] = 0;
+	struct jvm_helper_log *log = jvm_helper_log_new();
+	CHECK(jvm_helper_log_feed(log, text, len) == len, "all of it parsed");
+	const struct jvm_helper_log_stats *st = jvm_helper_log_get_stats(log);
+	CHECK(st->malformed == 0, "no malformed line (%llu)", (unsigned long long)st->malformed);
+	unsigned long long ts = 0, start = 0;
+	char method[512] = "";
+	int ranges = 0, named = 0;
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		unsigned long long id, size, off;
+		int at = 0;
+		if (sscanf(line, "L %llu %llu %llx %llx %n", &ts, &id, &start, &size, &at) == 4 && at) {
+			snprintf(method, sizeof(method), "%s", line + at);
+			continue;
+		}
+		if (sscanf(line, "J %llu %llx", &id, &off) != 2)
+			continue;
+		struct frame fr[16];
+		int n = jvm_helper_log_resolve(log, start + off, ts, fr, 16);
+		ranges++;
+		if (n >= 2 && fr[0].type == FRAME_INLINED && !strcmp(fr[n - 1].name, method) &&
+		    fr[n - 1].type == FRAME_JIT)
+			named++;
+	}
+	CHECK(ranges > 100 && (uint64_t)ranges == st->inline_ranges && named == ranges,
+	      "%d J ranges, %d named with their inlined frames", ranges, named);
+	jvm_helper_log_free(log);
+}
+
 static int load_churn_log(char *text, size_t cap, size_t *len)
 {
 	FILE *f = fopen("tests/fuzz/corpus/jvm_helper_log/churn_jdk17.log", "r");
@@ -393,7 +496,9 @@ int main(void)
 	test_forget();
 	test_poll_forgets();
 	test_real_churn_log();
+	test_real_numbered_log();
 	test_inline_and_types();
+	test_numbered_inline();
 	test_reuse();
 	test_malformed();
 	test_threads();

@@ -15,6 +15,7 @@
 
 #include "code_events.h"
 #include "code_table.h"
+#include "method_ids.h"
 #include "diag.h"
 #include "options.h"
 #include "perf_map_writer.h"
@@ -34,6 +35,7 @@ static struct agent {
 	int attached;              /* loaded by Agent_OnAttach */
 	struct publisher pub;      /* the log */
 	struct code_table code;    /* live code, for the perf map and unloads */
+	struct method_ids method_names;  /* numbers of inlined methods' names */
 	struct code_events events;
 	struct thread_names names; /* tid -> last published name */
 	volatile int vm_dead;
@@ -231,7 +233,8 @@ static int setup(JavaVM *vm, const char *options, int attached)
 	a->attached = attached;
 	a->costs.on = opt.stats;
 	a->events = (struct code_events){ .vm = vm, .pub = &a->pub, .code = &a->code,
-					  .costs = &a->costs, .inline_frames = opt.inline_frames };
+					  .names = &a->method_names, .costs = &a->costs,
+					  .inline_frames = opt.inline_frames };
 	thread_names_setup(&a->names, jvmti, &a->pub, &a->costs, &a->vm_dead, on_set_native_name);
 
 	jvmtiCapabilities caps;

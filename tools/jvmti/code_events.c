@@ -10,6 +10,7 @@
 #include "code_events.h"
 #include "code_table.h"
 #include "diag.h"
+#include "method_ids.h"
 #include "publish.h"
 #include "sparkprof_helper_log.h"
 
@@ -49,32 +50,6 @@ static char *method_name(JavaVM *vm, jvmtiEnv *jvmti, jmethodID method)
 	return out;
 }
 
-/* Names of the methods of one compiled method's inline records, looked up
- * once per event. */
-struct name_cache {
-	jmethodID id[256];
-	char *name[256];
-	int n;
-};
-
-static const char *cached_name(JavaVM *vm, jvmtiEnv *jvmti, struct name_cache *c, jmethodID m)
-{
-	for (int i = 0; i < c->n; i++)
-		if (c->id[i] == m)
-			return c->name[i];
-	char *name = method_name(vm, jvmti, m);
-	if (c->n < 256) {
-		c->id[c->n] = m;
-		c->name[c->n++] = name;
-		return name;
-	}
-	/* Rare: too many distinct methods; keep the last one around. */
-	free(c->name[255]);
-	c->id[255] = m;
-	c->name[255] = name;
-	return name;
-}
-
 struct line_buf {
 	char buf[4 * SPARKPROF_HELPER_MAX_LINE];
 	size_t len;
@@ -86,28 +61,58 @@ static void flush_lines(struct publisher *pub, struct line_buf *b)
 	b->len = 0;
 }
 
-/* One I record: range and chain methods[0..depth-2] (the last is the
- * compiled method itself).  Dropped when a name is unknown or too long. */
+static void add_line(struct publisher *pub, struct line_buf *b, const char *line, size_t n)
+{
+	if (b->len + n > sizeof(b->buf))
+		flush_lines(pub, b);
+	memcpy(b->buf + b->len, line, n);
+	b->len += n;
+}
+
+/* The number of method's name, writing its N record first if it has
+ * none yet; 0 when the JVM cannot name it. */
+static uint32_t name_number(struct code_events *ce, jvmtiEnv *jvmti, struct line_buf *b,
+			    jmethodID method)
+{
+	char line[SPARKPROF_HELPER_MAX_LINE];
+	uint32_t nid = method_ids_find(ce->names, method);
+	char *name;
+	int n;
+
+	if (nid)
+		return nid;
+	name = method_name(ce->vm, jvmti, method);
+	if (!name)
+		return 0;
+	nid = method_ids_add(ce->names, method);
+	n = nid ? snprintf(line, sizeof(line), "N %" PRIu32 " %s\n", nid, name) : -1;
+	free(name);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return 0;   /* a number without its N record would name nothing */
+	add_line(ce->pub, b, line, n);
+	return nid;
+}
+
+/* One J record: range [start, end) of compiled method id (at code) and
+ * chain methods[0..depth-2] (the last is the compiled method itself).
+ * Dropped when a method cannot be named. */
 static void add_inline_record(struct code_events *ce, jvmtiEnv *jvmti, struct line_buf *b,
-			      struct name_cache *c, uint64_t id, uint64_t start, uint64_t end,
+			      uint64_t id, uint64_t code, uint64_t start, uint64_t end,
 			      const PCStackInfo *pc)
 {
 	char line[SPARKPROF_HELPER_MAX_LINE];
-	int n = snprintf(line, sizeof(line), "I %" PRIu64 " %" PRIx64 " %" PRIx64 " ", id, start, end);
+	int n = snprintf(line, sizeof(line), "J %" PRIu64 " %" PRIx64 " %" PRIx64, id,
+			 start - code, end - code);
+
 	for (jint i = 0; i + 1 < pc->numstackframes; i++) {
-		const char *name = cached_name(ce->vm, jvmti, c, pc->methods[i]);
-		if (!name)
+		uint32_t nid = name_number(ce, jvmti, b, pc->methods[i]);
+
+		if (!nid || (size_t)n + 12 >= sizeof(line))
 			return;
-		int m = snprintf(line + n, sizeof(line) - n, "%s%s", i ? "\t" : "", name);
-		if (m < 0 || (size_t)m >= sizeof(line) - n - 1)
-			return;
-		n += m;
+		n += snprintf(line + n, sizeof(line) - n, " %" PRIu32, nid);
 	}
 	line[n++] = '\n';
-	if (b->len + n > sizeof(b->buf))
-		flush_lines(ce->pub, b);
-	memcpy(b->buf + b->len, line, n);
-	b->len += n;
+	add_line(ce->pub, b, line, n);
 }
 
 static int same_chain(const PCStackInfo *a, const PCStackInfo *b)
@@ -128,10 +133,9 @@ static void publish_inline(struct code_events *ce, jvmtiEnv *jvmti, uint64_t id,
 	if (!h)
 		return;
 	const jvmtiCompiledMethodLoadInlineRecord *r = (const void *)h;
-	struct name_cache *cache = calloc(1, sizeof(*cache));
 	struct line_buf *b = malloc(sizeof(*b));
-	if (!cache || !b)
-		goto out;
+	if (!b)
+		return;
 	b->len = 0;
 	uint64_t run_start = code, prev_end = code;
 	const PCStackInfo *run = NULL;
@@ -142,7 +146,7 @@ static void publish_inline(struct code_events *ce, jvmtiEnv *jvmti, uint64_t id,
 			continue;
 		if (run && !same_chain(run, p)) {
 			if (run->numstackframes > 1)
-				add_inline_record(ce, jvmti, b, cache, id, run_start, prev_end, run);
+				add_inline_record(ce, jvmti, b, id, code, run_start, prev_end, run);
 			run_start = prev_end;
 		}
 		if (!run || !same_chain(run, p))
@@ -150,13 +154,8 @@ static void publish_inline(struct code_events *ce, jvmtiEnv *jvmti, uint64_t id,
 		prev_end = end;
 	}
 	if (run && run->numstackframes > 1)
-		add_inline_record(ce, jvmti, b, cache, id, run_start, prev_end, run);
+		add_inline_record(ce, jvmti, b, id, code, run_start, prev_end, run);
 	flush_lines(ce->pub, b);
-out:
-	if (cache)
-		for (int i = 0; i < cache->n; i++)
-			free(cache->name[i]);
-	free(cache);
 	free(b);
 }
 

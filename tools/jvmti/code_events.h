@@ -1,5 +1,6 @@
 /* code_events.h - publishes the JVM's code: compiled methods (L, with their
- * inlined frames as I records), their unloads (U) and stubs (D).
+ * inlined frames as J records and the names those number as N records),
+ * their unloads (U) and stubs (D).
  *
  * Records are written and the code table updated under the publisher lock,
  * so ids and timestamps appear in order and the perf map renders a table
@@ -12,14 +13,16 @@
 
 struct agent_costs;
 struct code_table;
+struct method_ids;
 struct publisher;
 
 struct code_events {
 	JavaVM *vm;
 	struct publisher *pub;      /* its lock also guards code */
 	struct code_table *code;
+	struct method_ids *names;   /* guarded by the publisher lock too */
 	struct agent_costs *costs;
-	int inline_frames;          /* publish I records */
+	int inline_frames;          /* publish J records */
 };
 
 /* The bodies of CompiledMethodLoad, CompiledMethodUnload and

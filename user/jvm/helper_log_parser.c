@@ -106,6 +106,20 @@ static int parse_inline_names(struct string_pool *names, struct cursor *c,
 	return *depth ? 0 : -EINVAL;
 }
 
+/* " N N...": at least one number, at most the deepest chain. */
+static int parse_numbers(struct cursor *c, uint64_t *out, unsigned *depth)
+{
+	*depth = 0;
+	while (c->p < c->end) {
+		if (*depth == HELPER_LOG_MAX_INLINE_DEPTH || parse_u64(c, 10, &out[*depth]) ||
+		    !out[*depth])
+			return -EINVAL;
+		(*depth)++;
+	}
+	/* parse_u64 takes a trailing separator: "1 " would pass as "1". */
+	return *depth && c->end[-1] != ' ' ? 0 : -EINVAL;
+}
+
 static int parse_thread(struct string_pool *names, char letter, struct cursor *c,
 			struct helper_record *rec)
 {
@@ -167,6 +181,18 @@ int helper_log_parse_line(struct string_pool *names, const char *line, size_t le
 		    parse_u64(&c, 16, &rec->inl.end))
 			return -EINVAL;
 		return parse_inline_names(names, &c, rec->inl.names, &rec->inl.depth);
+	case 'N':
+		rec->kind = HELPER_RECORD_NAME;
+		if (parse_u64(&c, 10, &rec->name.number) || !rec->name.number)
+			return -EINVAL;
+		return parse_rest_name(names, &c, &rec->name.name);
+	case 'J':
+		rec->kind = HELPER_RECORD_INLINE_NUMBERS;
+		if (parse_u64(&c, 10, &rec->inl_numbers.id) ||
+		    parse_u64(&c, 16, &rec->inl_numbers.start) ||
+		    parse_u64(&c, 16, &rec->inl_numbers.end))
+			return -EINVAL;
+		return parse_numbers(&c, rec->inl_numbers.numbers, &rec->inl_numbers.depth);
 	case 'U':
 		rec->kind = HELPER_RECORD_UNLOAD;
 		if (parse_u64(&c, 10, &rec->ts) || parse_u64(&c, 10, &rec->unload_id) || c.p != c.end)

@@ -27,6 +27,8 @@ enum helper_record_kind {
 	HELPER_RECORD_HEADER,   /* H */
 	HELPER_RECORD_CODE,     /* L (a compiled method) or D (another blob) */
 	HELPER_RECORD_INLINE,   /* I (no timestamp) */
+	HELPER_RECORD_NAME,     /* N (no timestamp) */
+	HELPER_RECORD_INLINE_NUMBERS, /* J (no timestamp) */
 	HELPER_RECORD_UNLOAD,   /* U */
 	HELPER_RECORD_THREAD,   /* T, X, S */
 	HELPER_RECORD_TIME,     /* R, K: only a timestamp */
@@ -50,6 +52,15 @@ struct helper_record {
 			unsigned depth;
 			const char *names[HELPER_LOG_MAX_INLINE_DEPTH]; /* innermost first */
 		} inl;
+		struct {
+			uint64_t number;
+			const char *name;
+		} name;
+		struct {
+			uint64_t id, start, end;  /* offsets from the method's start */
+			unsigned depth;
+			uint64_t numbers[HELPER_LOG_MAX_INLINE_DEPTH]; /* innermost first */
+		} inl_numbers;
 		uint64_t unload_id;
 		struct jvm_helper_thread_event thread;  /* .ts == ts */
 	};

@@ -271,7 +271,7 @@ size_t jit_code_memory(const struct jit_code *jc)
 }
 
 /* Whether blob b of jc stays: live, ended at or after ts, or the newest
- * (whose id the next blob must exceed, and whose I records may follow). */
+ * (whose id the next blob must exceed, and whose I and J records may follow). */
 static int keeps(const struct jit_code *jc, const struct code_blob *b, uint64_t ts)
 {
 	return b->ended == UINT64_MAX || b->ended >= ts || b == &jc->blobs[jc->nblobs - 1];
@@ -352,7 +352,7 @@ size_t jit_code_forget(struct jit_code *jc, uint64_t ts)
 int jit_code_add_inline(struct jit_code *jc, uint64_t id, uint64_t start, uint64_t end,
 			const char *const *names, unsigned depth)
 {
-	/* Only the newest blob: I records follow their L record. */
+	/* Only the newest blob: I and J records follow their L record. */
 	if (!jc->nblobs || jc->blobs[jc->nblobs - 1].id != id)
 		return -EINVAL;
 	struct code_blob *b = &jc->blobs[jc->nblobs - 1];

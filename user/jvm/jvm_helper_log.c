@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/grow_array.h"
 #include "base/string_pool.h"
 #include "jvm/helper_log_parser.h"
 #include "jvm/jit_code.h"
@@ -26,6 +27,9 @@ struct jvm_helper_log {
 	uint64_t forgot_at;          /* horizon at the last jit_code_forget */
 
 	struct string_pool *names;   /* every name the stores hold */
+	const char **numbered;       /* N records: name number n at [n - 1] */
+	size_t nnumbered, capnumbered;
+	uint64_t newest_id, newest_start;  /* the newest code blob filed, for J */
 	struct jit_code *code;
 	struct thread_history *threads;
 
@@ -50,6 +54,35 @@ static int count_kept(int err, uint64_t *kept)
 	return err;
 }
 
+/* N: numbers come in order, so a name costs one pointer here. */
+static int add_numbered(struct jvm_helper_log *log, uint64_t number, const char *name)
+{
+	if (number != log->nnumbered + 1)
+		return -EINVAL;
+	if (grow_array((void **)&log->numbered, &log->capnumbered, log->nnumbered + 1,
+		       sizeof(*log->numbered)))
+		return -ENOMEM;
+	log->numbered[log->nnumbered++] = name;
+	return 0;
+}
+
+/* J: an I record with offsets from the newest blob and numbered names. */
+static int add_numbered_inline(struct jvm_helper_log *log, const struct helper_record *r)
+{
+	const char *names[HELPER_LOG_MAX_INLINE_DEPTH];
+	uint64_t start = log->newest_start;
+
+	if (r->inl_numbers.id != log->newest_id || r->inl_numbers.end > UINT64_MAX - start)
+		return -EINVAL;
+	for (unsigned i = 0; i < r->inl_numbers.depth; i++) {
+		if (r->inl_numbers.numbers[i] > log->nnumbered)
+			return -EINVAL;
+		names[i] = log->numbered[r->inl_numbers.numbers[i] - 1];
+	}
+	return jit_code_add_inline(log->code, r->inl_numbers.id, start + r->inl_numbers.start,
+				   start + r->inl_numbers.end, names, r->inl_numbers.depth);
+}
+
 /* Files one parsed record.  A record's time counts for the horizon even
  * when the record does not fit those before it (< 0). */
 static int file_record(struct jvm_helper_log *log, const struct helper_record *r)
@@ -62,15 +95,25 @@ static int file_record(struct jvm_helper_log *log, const struct helper_record *r
 		log->stats.attached = r->header.attached;
 		see_time(log, r->ts);
 		return r->header.version == SPARKPROF_HELPER_LOG_VERSION ? 0 : -EINVAL;
-	case HELPER_RECORD_CODE:
+	case HELPER_RECORD_CODE: {
+		int err = jit_code_add(log->code, r->code.is_method, r->ts, r->code.id,
+				       r->code.start, r->code.size, r->code.name);
+
 		see_time(log, r->ts);
-		return count_kept(jit_code_add(log->code, r->code.is_method, r->ts, r->code.id,
-					  r->code.start, r->code.size, r->code.name),
-			     &log->stats.code_blobs);
+		if (!err) {
+			log->newest_id = r->code.id;
+			log->newest_start = r->code.start;
+		}
+		return count_kept(err, &log->stats.code_blobs);
+	}
 	case HELPER_RECORD_INLINE:
 		return count_kept(jit_code_add_inline(log->code, r->inl.id, r->inl.start, r->inl.end,
 						 r->inl.names, r->inl.depth),
 			     &log->stats.inline_ranges);
+	case HELPER_RECORD_NAME:
+		return add_numbered(log, r->name.number, r->name.name);
+	case HELPER_RECORD_INLINE_NUMBERS:
+		return count_kept(add_numbered_inline(log, r), &log->stats.inline_ranges);
 	case HELPER_RECORD_UNLOAD:
 		see_time(log, r->ts);
 		return count_kept(jit_code_unload(log->code, r->ts, r->unload_id), &log->stats.unloads);
@@ -177,6 +220,7 @@ void jvm_helper_log_free(struct jvm_helper_log *log)
 	if (log->fd >= 0)
 		close(log->fd);
 	free(log->pending);
+	free(log->numbered);
 	jit_code_free(log->code);
 	thread_history_free(log->threads);
 	string_pool_free(log->names);
@@ -291,5 +335,6 @@ int jvm_helper_log_poll(struct jvm_helper_log *log)
 
 size_t jvm_helper_log_jit_memory(const struct jvm_helper_log *log)
 {
-	return jit_code_memory(log->code) + string_pool_memory(log->names);
+	return jit_code_memory(log->code) + string_pool_memory(log->names) +
+	       log->capnumbered * sizeof(*log->numbered);
 }

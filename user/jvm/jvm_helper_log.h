@@ -48,7 +48,7 @@ struct jvm_helper_log_stats {
 	uint64_t malformed;      /* lines skipped as malformed */
 	uint64_t code_blobs;     /* L and D records */
 	uint64_t unloads;        /* U records that matched a blob */
-	uint64_t inline_ranges;  /* I records kept */
+	uint64_t inline_ranges;  /* I and J records kept */
 	uint64_t thread_events;  /* T, X, S records */
 	uint64_t forgotten;      /* blobs dropped JVM_HELPER_LOG_KEEP_NS after they ended */
 	int attached;            /* the helper was attached late (H record) */
