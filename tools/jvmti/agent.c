@@ -15,8 +15,8 @@
 
 #include "code_events.h"
 #include "code_table.h"
-#include "method_ids.h"
 #include "diag.h"
+#include "method_ids.h"
 #include "options.h"
 #include "perf_map_writer.h"
 #include "publish.h"

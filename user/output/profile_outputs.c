@@ -91,10 +91,11 @@ struct profile_outputs {
  * 5 s about 60 (1.6 s), and no output was reopened in either run. */
 #define SWEEP_NS (1ULL * 1000000000ULL)
 
-/* Memory freed by parking and epochs is handed back to the system at most
- * this often: glibc keeps freed chunks in the heap, so without it RSS
- * stays at the largest the outputs ever were; more often would make the
- * outputs fault their pages in again and again. */
+/* Memory freed by parking, idle JFR writers and epochs is handed back to
+ * the system at most this often: glibc keeps freed chunks in the heap, so
+ * without it RSS stays near the largest the outputs ever were.  A trim
+ * walks the whole heap, and the pages it returns are faulted in again by
+ * the next outputs, so once a second would cost more for little. */
 #define TRIM_NS (10ULL * 1000000000ULL)
 
 static void free_profiles(struct profile_output *o)
