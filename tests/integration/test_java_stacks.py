@@ -52,6 +52,18 @@ def thread_stacks(stacks, pid, thread):
     return [(s[len(prefix):].split(";"), c) for s, c in stacks.items() if s.startswith(prefix)]
 
 
+def record_thread(tmp_path, work, thread, warmup_s, hz, seconds):
+    """Records work's JVM with -t after warmup_s, ends the workload, and
+    returns (samples of one thread, their total)."""
+    try:
+        time.sleep(warmup_s)
+        record(tmp_path, "-p", work.pid, "-t", "-F", hz, "-d", seconds)
+    finally:
+        work.finish()
+    samples = thread_stacks(read_folded(tmp_path / "all.folded"), work.pid, thread)
+    return samples, sum(c for _, c in samples)
+
+
 def jdk_of(jdks, which):
     return jdks[min(jdks)] if which == "oldest" else jdks[max(jdks)]
 
@@ -62,13 +74,7 @@ def test_interpreted_methods_are_named(tmp_path, jdks, classes, agent_path, whic
     work = Workload(jdk_of(jdks, which), classes, "interp", 8,
                     "-XX:CompileCommand=quiet", "-XX:CompileCommand=exclude,JavaStacks$InterpChain::*",
                     agent=agent_path if helper == "helper" else None)
-    try:
-        time.sleep(1)
-        record(tmp_path, "-p", work.pid, "-t", "-F", 499, "-d", 4)
-    finally:
-        work.finish()
-    samples = thread_stacks(read_folded(tmp_path / "all.folded"), work.pid, "interp-chain")
-    total = sum(c for _, c in samples)
+    samples, total = record_thread(tmp_path, work, "interp-chain", 1, 499, 4)
     assert total >= 500, total
     # Root first in folded stacks: outer;middle;inner in that order.
     chained = sum(c for frames, c in samples
@@ -85,13 +91,8 @@ def test_inlined_methods_are_named_under_their_callers(tmp_path, jdks, classes, 
     """The helper's J and N records (numbered names) give the frames C2
     inlined, in their callers' order, in folded stacks and JFR."""
     work = Workload(jdk_of(jdks, which), classes, "inline", 9, agent=agent_path)
-    try:
-        time.sleep(3)  # loop is compiled with middle and leaf inlined
-        record(tmp_path, "-p", work.pid, "-t", "-F", 499, "-d", 4)
-    finally:
-        work.finish()
-    samples = thread_stacks(read_folded(tmp_path / "all.folded"), work.pid, "inline-loop")
-    total = sum(c for _, c in samples)
+    # 3 s: loop gets compiled, with middle and leaf inlined
+    samples, total = record_thread(tmp_path, work, "inline-loop", 3, 499, 4)
     assert total >= 500, total
     chain = ["JavaStacks$Inlined.loop", "JavaStacks$Inlined.middle"]
     inlined = sum(c for frames, c in samples
@@ -116,13 +117,8 @@ def test_inlined_methods_are_named_under_their_callers(tmp_path, jdks, classes, 
 def test_recursion_deeper_than_1000_frames_reaches_the_thread_root(tmp_path, jdks, classes,
                                                                    agent_path, which):
     work = Workload(jdk_of(jdks, which), classes, "deep", 10, agent=agent_path)
-    try:
-        time.sleep(2)  # the recursion gets compiled
-        record(tmp_path, "-p", work.pid, "-t", "-F", 199, "-d", 4)
-    finally:
-        work.finish()
-    samples = thread_stacks(read_folded(tmp_path / "all.folded"), work.pid, "deep-recursion")
-    total = sum(c for _, c in samples)
+    # 2 s: the recursion gets compiled
+    samples, total = record_thread(tmp_path, work, "deep-recursion", 2, 199, 4)
     assert total >= 200, total
     whole = sum(c for frames, c in samples
                 if frames.count("JavaStacks$Deep.recurse") >= 1200 and frames[0] == "start_thread")
@@ -134,13 +130,8 @@ def test_stacks_deeper_than_the_walker_are_cut_and_counted(tmp_path, jdks, class
     side and ends in a marker frame, and summary.json counts it."""
     work = Workload(jdks[max(jdks)], classes, "deep", 10, "-Xint", "-Xss64m", agent=agent_path,
                     extra=["2500"])
-    try:
-        time.sleep(2)
-        record(tmp_path, "-p", work.pid, "-t", "-F", 99, "-d", 3)
-    finally:
-        work.finish()
-    samples = thread_stacks(read_folded(tmp_path / "all.folded"), work.pid, "deep-recursion")
-    total = sum(c for _, c in samples)
+    samples, total = record_thread(tmp_path, work, "deep-recursion", 2, 99, 3)
+    assert total >= 150, (total, read_summary(tmp_path).get("lost"))
     cut = [(f, c) for f, c in samples if f[0] == "[truncated: deeper frames not walked]"]
     assert sum(c for _, c in cut) / total >= 0.9, (total, [f[:2] for f, _ in samples[:5]])
     # The leaf side is kept: the spinning method or the recursion within the
