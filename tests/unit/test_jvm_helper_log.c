@@ -122,6 +122,9 @@ static void test_numbered_inline(void)
 	n = jvm_helper_log_resolve(log, 0x1025, 20, f, 8);
 	CHECK(n == 2 && !strcmp(f[0].name, "ok.Name"), "the good range after bad ones names its frame");
 	CHECK(jvm_helper_log_resolve(log, 0x1005, 20, f, 8) == 1, "no range from the bad lines");
+	feed(log, "D 30 2 5000 10 some stub\nJ 2 0 4 1\n");
+	CHECK(jvm_helper_log_get_stats(log)->malformed == 14 &&
+	      jvm_helper_log_resolve(log, 0x5001, 40, f, 8) == 1, "a stub has no inlined frames");
 	jvm_helper_log_free(log);
 }
 

@@ -374,6 +374,16 @@ int jit_code_add_inline(struct jit_code *jc, uint64_t id, uint64_t start, uint64
 	return 0;
 }
 
+int jit_code_newest_method_start(const struct jit_code *jc, uint64_t id, uint64_t *start)
+{
+	const struct code_blob *b = jc->nblobs ? &jc->blobs[jc->nblobs - 1] : NULL;
+
+	if (!b || b->id != id || !b->is_method)
+		return -EINVAL;
+	*start = b->start;
+	return 0;
+}
+
 /* ---- lookups ---- */
 
 static int cmp_start(const void *a, const void *b, void *ctx)

@@ -47,6 +47,10 @@ int jit_code_unload(struct jit_code *jc, uint64_t ts, uint64_t id);
 int jit_code_add_inline(struct jit_code *jc, uint64_t id, uint64_t start, uint64_t end,
 			const char *const *names, unsigned depth);
 
+/* The start of compiled method id when it is the newest blob (the one I
+ * and J records may follow): 0, or -EINVAL. */
+int jit_code_newest_method_start(const struct jit_code *jc, uint64_t id, uint64_t *start);
+
 /* Names addr at ts: fills up to max frames, innermost first (inlined
  * frames FRAME_INLINED, then the method FRAME_JIT; the interpreter is one
  * FRAME_INTERPRETED "Interpreter"; other stubs FRAME_NATIVE).  Returns the

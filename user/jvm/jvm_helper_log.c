@@ -29,7 +29,6 @@ struct jvm_helper_log {
 	struct string_pool *names;   /* every name the stores hold */
 	const char **numbered;       /* N records: name number n at [n - 1] */
 	size_t nnumbered, capnumbered;
-	uint64_t newest_id, newest_start;  /* the newest code blob filed, for J */
 	struct jit_code *code;
 	struct thread_history *threads;
 
@@ -66,13 +65,14 @@ static int add_numbered(struct jvm_helper_log *log, uint64_t number, const char 
 	return 0;
 }
 
-/* J: an I record with offsets from the newest blob and numbered names. */
+/* J: an I record with offsets from its method's start and numbered names. */
 static int add_numbered_inline(struct jvm_helper_log *log, const struct helper_record *r)
 {
 	const char *names[HELPER_LOG_MAX_INLINE_DEPTH];
-	uint64_t start = log->newest_start;
+	uint64_t start;
 
-	if (r->inl_numbers.id != log->newest_id || r->inl_numbers.end > UINT64_MAX - start)
+	if (jit_code_newest_method_start(log->code, r->inl_numbers.id, &start) ||
+	    r->inl_numbers.end > UINT64_MAX - start)
 		return -EINVAL;
 	for (unsigned i = 0; i < r->inl_numbers.depth; i++) {
 		if (r->inl_numbers.numbers[i] > log->nnumbered)
@@ -95,17 +95,11 @@ static int file_record(struct jvm_helper_log *log, const struct helper_record *r
 		log->stats.attached = r->header.attached;
 		see_time(log, r->ts);
 		return r->header.version == SPARKPROF_HELPER_LOG_VERSION ? 0 : -EINVAL;
-	case HELPER_RECORD_CODE: {
-		int err = jit_code_add(log->code, r->code.is_method, r->ts, r->code.id,
-				       r->code.start, r->code.size, r->code.name);
-
+	case HELPER_RECORD_CODE:
 		see_time(log, r->ts);
-		if (!err) {
-			log->newest_id = r->code.id;
-			log->newest_start = r->code.start;
-		}
-		return count_kept(err, &log->stats.code_blobs);
-	}
+		return count_kept(jit_code_add(log->code, r->code.is_method, r->ts, r->code.id,
+					  r->code.start, r->code.size, r->code.name),
+			     &log->stats.code_blobs);
 	case HELPER_RECORD_INLINE:
 		return count_kept(jit_code_add_inline(log->code, r->inl.id, r->inl.start, r->inl.end,
 						 r->inl.names, r->inl.depth),
