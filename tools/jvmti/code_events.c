@@ -74,10 +74,12 @@ static void add_line(struct publisher *pub, struct line_buf *b, const char *line
 static uint32_t name_number(struct code_events *ce, jvmtiEnv *jvmti, struct line_buf *b,
 			    jmethodID method)
 {
+	/* A name always fits, so a number is never given without its N
+	 * record (the reader takes numbers only in order). */
+	_Static_assert(MAX_NAME + 32 < SPARKPROF_HELPER_MAX_LINE, "an N record fits a line");
 	char line[SPARKPROF_HELPER_MAX_LINE];
 	uint32_t nid = method_ids_find(ce->names, method);
 	char *name;
-	int n;
 
 	if (nid)
 		return nid;
@@ -85,11 +87,10 @@ static uint32_t name_number(struct code_events *ce, jvmtiEnv *jvmti, struct line
 	if (!name)
 		return 0;
 	nid = method_ids_add(ce->names, method);
-	n = nid ? snprintf(line, sizeof(line), "N %" PRIu32 " %s\n", nid, name) : -1;
+	if (nid)
+		add_line(ce->pub, b, line,
+			 snprintf(line, sizeof(line), "N %" PRIu32 " %s\n", nid, name));
 	free(name);
-	if (n < 0 || (size_t)n >= sizeof(line))
-		return 0;   /* a number without its N record would name nothing */
-	add_line(ce->pub, b, line, n);
 	return nid;
 }
 

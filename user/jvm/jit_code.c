@@ -349,14 +349,21 @@ size_t jit_code_forget(struct jit_code *jc, uint64_t ts)
 	return dropped;
 }
 
+/* Compiled method id if it is the newest blob, else NULL: I and J records
+ * follow their L record. */
+static struct code_blob *newest_method(const struct jit_code *jc, uint64_t id)
+{
+	struct code_blob *b = jc->nblobs ? &jc->blobs[jc->nblobs - 1] : NULL;
+
+	return b && b->id == id && b->is_method ? b : NULL;
+}
+
 int jit_code_add_inline(struct jit_code *jc, uint64_t id, uint64_t start, uint64_t end,
 			const char *const *names, unsigned depth)
 {
-	/* Only the newest blob: I and J records follow their L record. */
-	if (!jc->nblobs || jc->blobs[jc->nblobs - 1].id != id)
-		return -EINVAL;
-	struct code_blob *b = &jc->blobs[jc->nblobs - 1];
-	if (!b->is_method || start >= end || start < b->start || end > b->end || !depth ||
+	struct code_blob *b = newest_method(jc, id);
+
+	if (!b || start >= end || start < b->start || end > b->end || !depth ||
 	    b->end - b->start > UINT32_MAX)
 		return -EINVAL;
 	/* Sorted and disjoint, for the binary search in inline_at(). */
@@ -376,9 +383,9 @@ int jit_code_add_inline(struct jit_code *jc, uint64_t id, uint64_t start, uint64
 
 int jit_code_newest_method_start(const struct jit_code *jc, uint64_t id, uint64_t *start)
 {
-	const struct code_blob *b = jc->nblobs ? &jc->blobs[jc->nblobs - 1] : NULL;
+	const struct code_blob *b = newest_method(jc, id);
 
-	if (!b || b->id != id || !b->is_method)
+	if (!b)
 		return -EINVAL;
 	*start = b->start;
 	return 0;
