@@ -86,6 +86,13 @@ $(BUILD)/tests/test_method_ids: tests/unit/test_method_ids.c tools/jvmti/method_
 		tools/jvmti/method_ids.h tests/unit/tap.h | $(BUILD)/tests
 	$(CC) -Itools/jvmti -Itests/unit $(CFLAGS) -o $@ $< tools/jvmti/method_ids.c
 
+# The helper's log rotation, read back by the profiler's reader.
+ROTATION_SRCS := $(addprefix tools/jvmti/,log_rotation.c publish.c code_table.c method_ids.c diag.c)
+$(BUILD)/tests/test_log_rotation: tests/unit/test_log_rotation.c $(ROTATION_SRCS) \
+		$(wildcard tools/jvmti/*.h) $(BUILD)/libsparkprof.a tests/unit/tap.h | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) -Itools/jvmti -Itests/unit $(JNI_CFLAGS) $(CFLAGS) -o $@ $< \
+	    $(ROTATION_SRCS) $(BUILD)/libsparkprof.a $(LDLIBS)
+
 $(BUILD)/progs/%: tests/progs/%.c | $(BUILD)/progs
 	$(CLANG) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline \
 	    -fno-optimize-sibling-calls -Wall -Wextra -o $@ $< -lpthread -lm

@@ -377,10 +377,31 @@ def compile_churn(work):
     return classes
 
 
-def start_churn(work, seconds):
+def helper_arg(opts=""):
+    """-agentpath for the helper, with its options (--helper-opts) if any."""
+    return f"-agentpath:{HELPER}" + (f"={opts}" if opts else "")
+
+
+def helper_logs(summary):
+    """Per JVM with a helper log: what the recording read from it and the
+    size of the file it left (the newest, after rotations)."""
+    out = []
+    for p in summary.get("processes", []):
+        if not p.get("helper_log"):
+            continue
+        try:
+            size = os.path.getsize(f"/tmp/sparkprof-{p['pid']}.log")
+        except OSError:
+            size = None
+        out.append(dict(pid=p["pid"], executor=p.get("spark_executor"), file_bytes=size,
+                        **p["helper_log"]))
+    return out
+
+
+def start_churn(work, seconds, helper_opts=""):
     """CodeChurn under the helper with an 8 MiB code cache, running."""
     classes = compile_churn(work)
-    jvm = subprocess.Popen([os.path.join(JDK17, "bin", "java"), f"-agentpath:{HELPER}",
+    jvm = subprocess.Popen([os.path.join(JDK17, "bin", "java"), helper_arg(helper_opts),
                             "-XX:+PreserveFramePointer", "-XX:ReservedCodeCacheSize=8m",
                             f"-XX:ErrorFile={work}/hs_err_pid%p.log",
                             "-cp", classes, "CodeChurn", str(seconds), classes],
@@ -627,11 +648,12 @@ def bench_soak(cfg, work):
     run_dir = os.path.join(work, "soak")
     os.makedirs(run_dir)
     go, release = os.path.join(run_dir, "go"), os.path.join(run_dir, "release")
-    churn = start_churn(work, seconds + 120)
+    churn = start_churn(work, seconds + 120, cfg["helper_opts"])
     errlog = open(os.path.join(run_dir, "driver.log"), "w")
     driver = subprocess.Popen([sys.executable, os.path.join(ROOT, "bench", "spark_queries.py"),
                                "run", data, "local-cluster[2,1,1024]",
-                               f"-agentpath:{HELPER} -XX:+PreserveFramePointer", go, release,
+                               f"{helper_arg(cfg['helper_opts'])} -XX:+PreserveFramePointer",
+                               go, release,
                                str(seconds)], stdout=subprocess.PIPE, stderr=errlog, text=True,
                               env=spark_env(work), cwd=run_dir, start_new_session=True)
     out = os.path.join(run_dir, "sp")
@@ -662,6 +684,7 @@ def bench_soak(cfg, work):
         open(release, "w").close()
         driver.wait(timeout=300)
         s = read_summary(out)
+        logs = helper_logs(s)
         # a stage output is several files (folded, wall, pages, JFR)
         stages = len({(os.path.dirname(p), os.path.basename(p).split(".")[0]) for p in
                       glob.glob(os.path.join(out, "*", "exec-*", "stage-*"))})
@@ -675,7 +698,7 @@ def bench_soak(cfg, work):
         f"max {maxrss // 1024} MiB, {stages} stage outputs, {res.get('rounds')} rounds, "
         f"stop {stop_s:.1f} s, load {lm.text()}")
     return {"series": series, "maxrss_kib": maxrss, "cpu_s": cpu, "samples": s["samples"],
-            "memory": s.get("memory"),
+            "memory": s.get("memory"), "helper_logs": logs, "helper_opts": cfg["helper_opts"],
             "reopened": sum(o.get("reopened", 0) for o in s.get("outputs", [])),
             "churn_died_s": churn_died,
             "stop_s": stop_s, "stage_outputs": stages, "bytes": size,
@@ -841,6 +864,17 @@ def report(mode, m, res):
                   f"{mem.get('stack_epochs', 0)} epochs of the stack table; outputs "
                   f"reopened by a late sample after their files were written: "
                   f"{so.get('reopened', '-')}."]
+        if so.get("helper_logs"):
+            L += ["", "Helper logs (helper options: "
+                  f"`{so.get('helper_opts') or 'defaults'}`): the newest file left in /tmp, "
+                  "and what the recording read, following the log into new files:", "",
+                  "| JVM | file left MB | lines read | new files followed | restated lines "
+                  "skipped | malformed |", "|---|---|---|---|---|---|"]
+            for h in so["helper_logs"]:
+                who = f"executor {h['executor']}" if h.get("executor") else f"pid {h['pid']}"
+                size = f"{h['file_bytes'] / 1e6:.1f}" if h.get("file_bytes") else "-"
+                L.append(f"| {who} | {size} | {h['lines']:,} | {h['new_files']} | "
+                         f"{h['restated_lines_skipped']:,} | {h['malformed_lines']} |")
         if so.get("churn_died_s") is not None:
             L += ["", f"**CodeChurn exited early, by {so['churn_died_s']:.0f} s**: the run "
                   "after that had no JIT churn beside Spark."]
@@ -855,6 +889,8 @@ def main():
     ap.add_argument("--soak-seconds", type=int, help="length of the soak part (default 3600)")
     ap.add_argument("--spark-reps", type=int,
                     help="repetitions of each Spark configuration (default 2, --full 5)")
+    ap.add_argument("--helper-opts", default="",
+                    help="the JVM helper's options in the soak, e.g. log_max=2")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--report", metavar="JSON", help="only print the report of a saved run")
     args = ap.parse_args()
@@ -876,6 +912,7 @@ def main():
     cfg, mode = (FULL, "full") if args.full else (QUICK, "quick")
     if args.soak_seconds:
         cfg = dict(cfg, soak_seconds=args.soak_seconds)
+    cfg = dict(cfg, helper_opts=args.helper_opts)
     if args.spark_reps:
         cfg = dict(cfg, spark_reps=args.spark_reps)
     with open("/proc/sys/kernel/bpf_stats_enabled") as f:

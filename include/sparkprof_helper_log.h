@@ -14,15 +14,19 @@
  * written as "\xHH", so a name never holds a '\t' or '\n' (spaces are kept: thread names
  * have them).
  *
- *   H <version> <pid> <ts> <mode> <jvm>    first line; mode is "start" or
- *                                          "attach"; jvm is the VM's
+ *   H <version> <pid> <ts> <mode> <jvm>    first line; mode is "start",
+ *                                          "attach" or "continued" (see
+ *                                          G); jvm is the VM's
  *                                          java.vm.version (rest of line)
  *   L <ts> <id> <start> <size> NAME        compiled method installed
  *   D <ts> <id> <start> <size> NAME        other code blob (stub, interpreter)
  *   N <n> NAME                             method name number <n>, for J
- *                                          records; numbers count from 1 in
- *                                          file order, and a name may come
- *                                          again under a newer number
+ *                                          records; numbers count up by one
+ *                                          in file order, from 1 (in a
+ *                                          continued file from its first
+ *                                          N); a name may come again under
+ *                                          a newer number, and a continued
+ *                                          file restates N records
  *   J <id> <start> <end> <n> <n>...        inlined frames of compiled method
  *                                          <id> for PCs [start, end), given
  *                                          as offsets from its start: the
@@ -44,7 +48,22 @@
  *                                          busy (running a task)
  *   R <ts> <what>                          replay of pre-existing state after
  *                                          an attach is complete ("code",
- *                                          "threads")
+ *                                          "threads"), or the end of a
+ *                                          continued file's restated part
+ *                                          ("snapshot")
+ *   G <ts>                                 last record of a file: the log
+ *                                          goes on in a new file, already
+ *                                          renamed to the same path.  That
+ *                                          file ("continued" header) first
+ *                                          restates what is still true, up
+ *                                          to "R <ts> snapshot": N records
+ *                                          in use, T (and S idle) of live
+ *                                          threads, live L and D records
+ *                                          with their J records, copied
+ *                                          with their original times and
+ *                                          ids (so not in time order).  A
+ *                                          reader that read the old file
+ *                                          skips that part.
  *   K <ts>                                 heartbeat, every interval: the
  *                                          helper was alive at <ts>
  *

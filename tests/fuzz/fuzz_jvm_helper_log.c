@@ -22,6 +22,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t half = size / 2;
 	size_t used = jvm_helper_log_feed(log, (const char *)data, half);
 	jvm_helper_log_feed(log, (const char *)data + used, size - used);
+	/* The same bytes as the new file a G record announces. */
+	if (size & 2) {
+		jvm_helper_log_next_file(log);
+		jvm_helper_log_feed(log, (const char *)data, size);
+	}
 
 	struct frame f[16];
 	uint64_t probes[] = { 0, 1, 0x1000, 0x10010, 0x7f0000001000, UINT64_MAX };

@@ -22,7 +22,8 @@ class HelperLog:
         self.threads = []      # (ts, tid, name)
         self.ends = []         # (ts, tid)
         self.states = []       # (ts, tid, state)
-        self.replays = {}      # what -> ts
+        self.replays = {}      # what -> ts ("snapshot": a continued file's restated part)
+        self.continued_at = None   # G: the log went on in a new file
         self.heartbeats = []
         self.bad = []
         self.records = []      # (kind, ts or None, payload) in file order
@@ -57,8 +58,15 @@ class HelperLog:
             self.inline_lines["I"] += 1
         elif kind == "N":
             n, name = rest.split(" ", 1)
-            assert int(n) == len(self.numbered) + 1, "N records count from 1 in order"
-            self.numbered[int(n)] = unescape(name)
+            n, name = int(n), unescape(name)
+            if n in self.numbered:
+                assert self.numbered[n] == name, "a restated N record names the same method"
+            else:
+                # From 1, or in a continued file from its first N record.
+                first = min(self.numbered) if self.numbered else (
+                    n if self.header and self.header["mode"] == "continued" else 1)
+                assert n == first + len(self.numbered), "N records count up in order"
+                self.numbered[n] = name
         elif kind == "J":
             i, start, end, *numbers = rest.split(" ")
             base = self.blobs[int(i)]["start"]
@@ -87,6 +95,8 @@ class HelperLog:
             self.replays[what] = int(ts)
         elif kind == "K":
             self.heartbeats.append(int(rest))
+        elif kind == "G":
+            self.continued_at = int(rest)
         else:
             raise ValueError("unknown record " + kind)
 

@@ -2,6 +2,7 @@
 its log and perf map, thread names with renames, code-cache reuse, late
 attach with the JDK's own jcmd, bad options, safe files, JVM exit."""
 import glob
+import json
 import os
 import re
 import signal
@@ -230,6 +231,88 @@ def test_code_cache_reuse_keeps_log_consistent(jdks, classes, agent_path, which)
         assert "ChurnPayload.applyAsLong" in names or "ChurnPayload.step" in names, sorted(names)[:20]
     finally:
         cleanup(java.pid)
+
+
+def process_summary(out_dir, pid):
+    with open(os.path.join(out_dir, "summary.json")) as f:
+        procs = [p for p in json.load(f)["processes"] if p["pid"] == pid]
+    assert procs, f"pid {pid} not in {out_dir}/summary.json"
+    return procs[0]
+
+
+def folded_text(out_dir):
+    with open(os.path.join(out_dir, "all.folded")) as f:
+        return f.read()
+
+
+@pytest.mark.parametrize("which", WHICH)
+def test_log_rotation_keeps_the_log_bounded(jdks, classes, agent_path, sparkprof_bin, tmp_path,
+                                            which):
+    """log_max=1: past 1 MiB the helper goes on in a new file that restates
+    the live code and threads.  A recording that follows the log through
+    the new files reads nothing malformed and names the JIT frames; one
+    started later reads the newest file alone; the file on disk stays near
+    its bound while the JVM writes several times more."""
+    jdk = pick(jdks, which)
+    java = [os.path.join(jdk, "bin", "java"), "-XX:+PreserveFramePointer",
+            "-XX:ReservedCodeCacheSize=8m", f"-agentpath:{agent_path}=log_max=1,stats=1",
+            "-cp", classes, "CodeChurn", "40", classes]
+    follow, late = tmp_path / "follow", tmp_path / "late"
+    rec = subprocess.Popen([sparkprof_bin, "record", "-F", "499", "-o", str(follow), "--"] + java,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pid = None
+    try:
+        first = rec.stdout.readline()
+        assert first.startswith("pid "), first
+        pid = int(first.split()[1])
+        deadline, ino = time.time() + 20, None
+        while time.time() < deadline:
+            try:
+                now = os.stat(log_path(pid)).st_ino
+            except FileNotFoundError:
+                now = None
+            if ino and now and now != ino:
+                break       # the helper has started a new file
+            ino = ino or now
+            time.sleep(0.2)
+        else:
+            pytest.fail("the log was not rotated within 20 s")
+        out = subprocess.run([sparkprof_bin, "record", "-F", "499", "-d", "5", "-p", str(pid),
+                              "-o", str(late)], capture_output=True, text=True, timeout=90)
+        assert out.returncode == 0, out.stderr
+        stdout, stderr = rec.communicate(timeout=120)
+        assert rec.returncode == 0, stderr
+        assert "done rounds=" in stdout, stdout[-300:]
+        rotations = int(re.search(r"log: (\d+) new files", stderr).group(1))
+        with open(log_path(pid)) as f:
+            last = HelperLog(f.read())
+        size = os.path.getsize(log_path(pid))
+    finally:
+        if rec.poll() is None:
+            rec.kill()
+        if pid:
+            cleanup(pid)
+
+    followed = process_summary(follow, pid)
+    log = followed["helper_log"]
+    assert log["malformed_lines"] == 0, log
+    assert log["new_files"] == rotations >= 2, (log, rotations)
+    assert log["restated_lines_skipped"] > 0, log
+    # The recording named its JIT frames as well as without rotation
+    # (50-60 unknown frames of 23,000 samples here).
+    assert followed["unknown_user_frames"] < 0.02 * followed["samples"], followed
+    assert "ChurnPayload." in folded_text(follow)
+
+    fresh = process_summary(late, pid)
+    assert fresh["helper_log"]["malformed_lines"] == 0, fresh["helper_log"]
+    assert fresh["unknown_user_frames"] < 0.02 * fresh["samples"], fresh
+    assert "ChurnPayload." in folded_text(late)
+
+    # What is left on disk: the newest file, which a reader takes alone.
+    assert last.header["mode"] == "continued" and "snapshot" in last.replays, last.header
+    assert not last.bad, last.bad[:3]
+    assert size < 2.5 * 2**20, size
+    assert log["lines"] > 2 * len(last.records), (log["lines"], len(last.records))
 
 
 @pytest.mark.parametrize("which", WHICH)

@@ -494,6 +494,118 @@ static void test_poll_forgets(void)
 	unlink(path);
 }
 
+/* A rotated log (G record, then a continued file that restates the live
+ * state): a reader that follows it skips what it knows; one that starts on
+ * the new file learns the same state from it. */
+static const char *old_file =
+	"H 1 42 1000 start 17.0.15\n"
+	"D 1000 1 1000 100 Interpreter\n"
+	"L 2000 2 10000 100 com/x/Outer.run\n"
+	"N 1 com/x/Leaf.get\n"
+	"J 2 0 20 1\n"
+	"T 2500 7 Executor task launch worker for task 1.0 in stage 3.0 (TID 1)\n"
+	"L 3000 3 20000 100 com/x/Gone.run\n"
+	"N 2 com/x/Gone.inlined\n"
+	"J 3 0 10 2\n"
+	"U 4000 3\n"
+	"S 4500 7 idle\n"
+	"G 9000\n"
+	"L 9001 4 30000 100 after.G\n";   /* nothing comes after G */
+static const char *new_file =
+	"H 1 42 9000 continued 17.0.15\n"
+	"N 1 com/x/Leaf.get\n"
+	"N 2 com/x/Gone.inlined\n"
+	"T 9000 7 Executor task launch worker for task 1.0 in stage 3.0 (TID 1)\n"
+	"S 9000 7 idle\n"
+	"D 1000 1 1000 100 Interpreter\n"
+	"L 2000 2 10000 100 com/x/Outer.run\n"
+	"N 1 com/x/Leaf.get\n"
+	"J 2 0 20 1\n"
+	"R 9000 snapshot\n"
+	"L 9500 5 50000 80 com/x/New.run\n"
+	"N 3 com/x/Leaf2.get\n"
+	"J 5 0 8 3 1\n"
+	"U 9600 2\n";
+
+static void test_continued_file(void)
+{
+	struct jvm_helper_log *follow = jvm_helper_log_new(), *fresh = jvm_helper_log_new();
+	const struct jvm_helper_log_stats *st = jvm_helper_log_get_stats(follow);
+	struct frame f[8];
+	int n;
+
+	CHECK(feed(follow, old_file) == strlen(old_file), "the old file is consumed to its end");
+	CHECK(st->lines == 12 && !st->malformed, "lines after G are not read (%llu lines)",
+	      (unsigned long long)st->lines);
+	CHECK(!jvm_helper_log_covers(follow, 0x30000), "a record after G is not filed");
+	jvm_helper_log_next_file(follow);
+	feed(follow, new_file);
+	CHECK(!st->malformed && st->files == 1 && st->restated == 8,
+	      "the follower skips the 8 restated records (malformed %llu, restated %llu)",
+	      (unsigned long long)st->malformed, (unsigned long long)st->restated);
+	feed(fresh, new_file);
+	CHECK(!jvm_helper_log_get_stats(fresh)->malformed, "a reader that starts on the new file "
+	      "takes it all (malformed %llu)",
+	      (unsigned long long)jvm_helper_log_get_stats(fresh)->malformed);
+
+	n = jvm_helper_log_resolve(follow, 0x10010, 5000, f, 8);
+	CHECK(n == 2 && !strcmp(f[0].name, "com/x/Leaf.get"), "follower: code from the old file");
+	n = jvm_helper_log_resolve(fresh, 0x10010, 5000, f, 8);
+	CHECK(n == 2 && !strcmp(f[0].name, "com/x/Leaf.get") && !strcmp(f[1].name, "com/x/Outer.run"),
+	      "fresh reader: live code keeps its original load time and inlined frames");
+	CHECK(name1(follow, 0x20004, 3500) && !strcmp(name1(follow, 0x20004, 3500), "com/x/Gone.run"),
+	      "follower: code unloaded before the rotation is still named at its time");
+	CHECK(!name1(fresh, 0x20004, 3500), "fresh reader: code unloaded before the rotation is unknown");
+	for (int i = 0; i < 2; i++) {
+		struct jvm_helper_log *log = i ? fresh : follow;
+
+		n = jvm_helper_log_resolve(log, 0x50004, 9550, f, 8);
+		CHECK(n == 3 && !strcmp(f[0].name, "com/x/Leaf2.get") &&
+		      !strcmp(f[1].name, "com/x/Leaf.get") && !strcmp(f[2].name, "com/x/New.run"),
+		      "%s: code after the rotation, numbers old and new", i ? "fresh" : "follower");
+		CHECK(!name1(log, 0x10010, 9700), "%s: an unload after the rotation applies",
+		      i ? "fresh" : "follower");
+		CHECK(name1(log, 0x1010, 9700) && !strcmp(name1(log, 0x1010, 9700), "Interpreter"),
+		      "%s: a stub lives on", i ? "fresh" : "follower");
+		CHECK(jvm_helper_log_thread_idle(log, 7, 9100) == 1 &&
+		      jvm_helper_log_thread_name(log, 7, 9100),
+		      "%s: the thread's name and idle mark", i ? "fresh" : "follower");
+	}
+	CHECK(jvm_helper_log_thread_idle(follow, 7, 5000) == 1, "follower: idle since 4500");
+	jvm_helper_log_free(follow);
+	jvm_helper_log_free(fresh);
+
+	/* A follower takes nothing from a file that is not the one G announced. */
+	struct { const char *text; const char *why; } bad[] = {
+		{ "H 1 42 9000 start 17\nR 9000 snapshot\nL 9500 9 40000 10 x.Y\n",
+		  "a new file that does not say it continues" },
+		{ "L 9500 9 40000 10 x.Y\nR 9000 snapshot\nL 9501 10 40000 10 x.Y\n",
+		  "a new file without a header" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct jvm_helper_log *log = jvm_helper_log_new();
+
+		feed(log, old_file);
+		jvm_helper_log_next_file(log);
+		feed(log, bad[i].text);
+		CHECK(!jvm_helper_log_covers(log, 0x40000), "%s: its records are not taken",
+		      bad[i].why);
+		jvm_helper_log_free(log);
+	}
+	struct jvm_helper_log *log = jvm_helper_log_new();
+	feed(log, "H 1 42 9000 continued 17\nN 7 a.A\nN 9 b.B\nN 8 c.C\nN 7 d.D\nN 7 a.A\n"
+		  "L 9000 4 1000 100 m.M\nJ 4 0 4 6\nJ 4 4 8 8 7\nR 9000 snapshot\n");
+	/* N 9 skips a number, N 7 d.D renames one, J names number 6. */
+	CHECK(jvm_helper_log_get_stats(log)->malformed == 3,
+	      "fresh reader: numbers from the file's first N, in order, a restated one the same "
+	      "(malformed %llu)",
+	      (unsigned long long)jvm_helper_log_get_stats(log)->malformed);
+	n = jvm_helper_log_resolve(log, 0x1005, 9500, f, 8);
+	CHECK(n == 3 && !strcmp(f[0].name, "c.C") && !strcmp(f[1].name, "a.A"),
+	      "numbers past the base resolve");
+	jvm_helper_log_free(log);
+}
+
 int main(void)
 {
 	test_forget();
@@ -502,6 +614,7 @@ int main(void)
 	test_real_numbered_log();
 	test_inline_and_types();
 	test_numbered_inline();
+	test_continued_file();
 	test_reuse();
 	test_malformed();
 	test_threads();

@@ -30,6 +30,11 @@ int main(void)
 	CHECK(found, "each of 100000 methods keeps its number through the table's growth");
 	CHECK(method_ids_find(&t, method(100000)) == 0, "a method never added has no number");
 	CHECK(t.count * 2 <= t.cap, "at most half full (%zu of %zu)", t.count, t.cap);
+	method_ids_set_span(&t, 777, (struct log_span){ 4096, 40 });
+	method_ids_set_span(&t, 100001, (struct log_span){ 1, 1 });   /* not given: ignored */
+	CHECK(method_ids_numbers(&t) == 100000 && t.spans[776].offset == 4096 &&
+	      t.spans[776].len == 40 && t.spans[777].len == 0,
+	      "each number's N record is found by number (rotation restates them)");
 
 	for (uintptr_t i = 100000; i < METHOD_IDS_MAX; i++)
 		method_ids_add(&t, method(i));
@@ -40,6 +45,9 @@ int main(void)
 	      "past the limit the table starts afresh: old methods get new numbers");
 	CHECK(t.count == 1 && t.cap == cap, "and does not grow (%zu slots)", t.cap);
 	CHECK(method_ids_add(&t, method(5)) == n + 1, "an old method numbered again gets a newer number");
+	CHECK(t.first == n && method_ids_numbers(&t) == 2,
+	      "the numbers held start at the first one since the table started afresh");
+	free(t.spans);
 	free(t.method);
 	free(t.number);
 	TAP_DONE();

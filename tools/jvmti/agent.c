@@ -16,6 +16,7 @@
 #include "code_events.h"
 #include "code_table.h"
 #include "diag.h"
+#include "log_rotation.h"
 #include "method_ids.h"
 #include "options.h"
 #include "perf_map_writer.h"
@@ -36,6 +37,7 @@ static struct agent {
 	struct publisher pub;      /* the log */
 	struct code_table code;    /* live code, for the perf map and unloads */
 	struct method_ids method_names;  /* numbers of inlined methods' names */
+	struct log_rotation rotation;    /* guarded by the publisher lock */
 	struct code_events events;
 	struct thread_names names; /* tid -> last published name */
 	volatile int vm_dead;
@@ -149,6 +151,10 @@ static void JNICALL worker(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 		write_replay_mark(NULL);
 		if (a->opt.names)
 			thread_names_poll(&a->names, jni, a->opt.idle);
+		pthread_mutex_lock(&a->pub.lock);
+		log_rotation_check(&a->rotation, &a->pub, &a->code, &a->method_names, a->names.v,
+				   a->names.n);
+		pthread_mutex_unlock(&a->pub.lock);
 		agent_cost(&a->costs, COST_WORKER, t0);
 	}
 }
@@ -201,8 +207,10 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 		uint64_t force = UINT64_MAX;
 		perf_map_write(&a->pub, &a->code, &force);
 	}
-	if (a->opt.stats)
+	if (a->opt.stats) {
 		agent_costs_print(&a->costs);
+		agent_say("log: %" PRIu64 " new files", a->rotation.rotations);
+	}
 }
 
 static int setup(JavaVM *vm, const char *options, int attached)
@@ -230,6 +238,7 @@ static int setup(JavaVM *vm, const char *options, int attached)
 	a->vm = vm;
 	a->jvmti = jvmti;
 	a->opt = opt;
+	a->rotation.limit = (uint64_t)opt.log_max_mb << 20;
 	a->attached = attached;
 	a->costs.on = opt.stats;
 	a->events = (struct code_events){ .vm = vm, .pub = &a->pub, .code = &a->code,
@@ -252,13 +261,11 @@ static int setup(JavaVM *vm, const char *options, int attached)
 	publisher_open(&a->pub, getpid());
 	char *version = NULL;
 	(*jvmti)->GetSystemProperty(jvmti, "java.vm.version", &version);
-	char line[256], esc[128];
-	escape_name(esc, sizeof(esc), version ? version : "unknown");
-	int n = snprintf(line, sizeof(line), "H %d %d %" PRIu64 " %s %s\n",
-			 SPARKPROF_HELPER_LOG_VERSION, (int)getpid(), agent_now_ns(),
-			 attached ? "attach" : "start", esc);
+	char line[256];
+	escape_name(a->pub.jvm, sizeof(a->pub.jvm), version ? version : "unknown");
 	pthread_mutex_lock(&a->pub.lock);
-	publisher_write(&a->pub, line, n);
+	publisher_write(&a->pub, line,
+			publisher_header(&a->pub, attached ? "attach" : "start", line, sizeof(line)));
 	pthread_mutex_unlock(&a->pub.lock);
 	if (version)
 		(*jvmti)->Deallocate(jvmti, (unsigned char *)version);

@@ -87,9 +87,14 @@ static uint32_t name_number(struct code_events *ce, jvmtiEnv *jvmti, struct line
 	if (!name)
 		return 0;
 	nid = method_ids_add(ce->names, method);
-	if (nid)
-		add_line(ce->pub, b, line,
-			 snprintf(line, sizeof(line), "N %" PRIu32 " %s\n", nid, name));
+	if (nid) {
+		int n = snprintf(line, sizeof(line), "N %" PRIu32 " %s\n", nid, name);
+
+		add_line(ce->pub, b, line, n);
+		/* Lines leave b in order and nothing else is written meanwhile. */
+		method_ids_set_span(ce->names, nid, (struct log_span){ ce->pub->size + b->len - n,
+								       (uint32_t)n });
+	}
 	free(name);
 	return nid;
 }
@@ -172,13 +177,15 @@ static void publish_code(struct code_events *ce, char kind, uint64_t start, uint
 		return;
 	}
 	uint64_t id = ce->pub->next_code_id++;
+	uint64_t offset = ce->pub->size;
 	int n = snprintf(line, sizeof(line), "%c %" PRIu64 " %" PRIu64 " %" PRIx64 " %" PRIx64 " %s\n",
 			 kind, agent_now_ns(), id, start, size, name);
 	if (n > 0 && (size_t)n < sizeof(line))
 		publisher_write(ce->pub, line, n);
 	if (ce->inline_frames && compile_info)
 		publish_inline(ce, jvmti, id, start, size, compile_info);
-	code_table_add(ce->code, start, size, id, method, name);
+	code_table_add(ce->code, start, size, id, method, name,
+		       (struct log_span){ offset, (uint32_t)(ce->pub->size - offset) });
 	pthread_mutex_unlock(&ce->pub->lock);
 }
 

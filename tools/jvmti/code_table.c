@@ -28,7 +28,7 @@ static void drop(struct code_table *t, size_t i)
 }
 
 int code_table_add(struct code_table *t, uint64_t start, uint64_t size, uint64_t id,
-		   const void *method, char *name)
+		   const void *method, char *name, struct log_span span)
 {
 	uint64_t end = start + size;
 	/* Live entries never overlap, so only the one before the insertion
@@ -49,7 +49,7 @@ int code_table_add(struct code_table *t, uint64_t start, uint64_t size, uint64_t
 		t->cap = cap;
 	}
 	memmove(&t->v[i + 1], &t->v[i], (t->n - i) * sizeof(t->v[0]));
-	t->v[i] = (struct code_entry){ start, size, id, method, name };
+	t->v[i] = (struct code_entry){ start, size, id, method, name, span };
 	t->n++;
 	t->generation++;
 	return 0;

@@ -10,11 +10,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "publish.h"   /* struct log_span */
+
 struct code_entry {
 	uint64_t start, size;
 	uint64_t id;          /* log id */
 	const void *method;   /* jmethodID, NULL for other blobs */
 	char *name;           /* escaped, as in the log */
+	struct log_span span; /* its L or D record, with its N and J records */
 };
 
 struct code_table {
@@ -26,7 +29,7 @@ struct code_table {
 /* Adds an entry (takes ownership of name), dropping live entries it
  * overlaps.  Returns 0, or -1 when out of memory (name is freed). */
 int code_table_add(struct code_table *t, uint64_t start, uint64_t size, uint64_t id,
-		   const void *method, char *name);
+		   const void *method, char *name, struct log_span span);
 
 /* True if an entry with exactly this range and name is live. */
 int code_table_has(const struct code_table *t, uint64_t start, uint64_t size, const char *name);

@@ -15,11 +15,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "publish.h"   /* struct log_span */
+
 struct method_ids {
 	const void **method;  /* jmethodID per slot, NULL: empty */
 	uint32_t *number;
 	size_t count, cap;    /* cap a power of two, at most half full */
 	uint32_t next;        /* the last number given (numbers start at 1) */
+	uint32_t first;       /* the first number since the table last started afresh */
+	struct log_span *spans;  /* N record of number first + i at [i] */
+	size_t capspans;
 };
 
 /* Past this many methods the table starts afresh (names are then written
@@ -32,5 +37,15 @@ uint32_t method_ids_find(const struct method_ids *t, const void *method);
 /* Gives method the next number and returns it; 0 when out of memory or
  * out of numbers. */
 uint32_t method_ids_add(struct method_ids *t, const void *method);
+
+/* Where the N record of number (the newest) was written. */
+void method_ids_set_span(struct method_ids *t, uint32_t number, struct log_span span);
+
+/* The numbers the table holds, first..next, and their N records
+ * (a zero span: not written). */
+static inline size_t method_ids_numbers(const struct method_ids *t)
+{
+	return t->next >= t->first && t->first ? t->next - t->first + 1 : 0;
+}
 
 #endif

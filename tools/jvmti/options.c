@@ -17,12 +17,13 @@ static const struct {
 	{ "idle", offsetof(struct agent_options, idle), 0, 1 },
 	{ "names", offsetof(struct agent_options, names), 0, 1 },
 	{ "stats", offsetof(struct agent_options, stats), 0, 1 },
+	{ "log_max", offsetof(struct agent_options, log_max_mb), 0, 65536 },
 };
 
 int agent_options_parse(const char *opts, struct agent_options *out, char *err, size_t errlen)
 {
 	*out = (struct agent_options){ .map = 1, .inline_frames = 1, .interval_ms = 1000,
-				       .idle = 1, .names = 1 };
+				       .idle = 1, .names = 1, .log_max_mb = 16 };
 	if (!opts || !*opts)
 		return 0;
 	const char *p = opts;
@@ -46,7 +47,7 @@ int agent_options_parse(const char *opts, struct agent_options *out, char *err, 
 		if (k == sizeof(keys) / sizeof(keys[0])) {
 			snprintf(err, errlen,
 				 "unknown option '%s' in '%s' (known: map=0|1, inline=0|1, "
-				 "interval=MS, idle=0|1, names=0|1, stats=0|1)", item, opts);
+				 "interval=MS, idle=0|1, names=0|1, stats=0|1, log_max=MB)", item, opts);
 			return -1;
 		}
 		char *tail;

@@ -8,6 +8,8 @@
  *   names=0|1      publish thread names (default 1)
  *   stats=0|1      at VM death, print on stderr how long the helper's
  *                  callbacks took (default 0)
+ *   log_max=MB     start a new log file past this size (log_rotation.h),
+ *                  0..65536, 0: never (default 16)
  */
 #ifndef SPARKPROF_AGENT_OPTIONS_H
 #define SPARKPROF_AGENT_OPTIONS_H
@@ -21,6 +23,7 @@ struct agent_options {
 	int idle;
 	int names;
 	int stats;
+	int log_max_mb;
 };
 
 /* Parses opts (may be NULL).  On error returns -1 and writes one line

@@ -1,6 +1,7 @@
 /* publish.c - safe file creation and the append-only log. */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,7 +14,8 @@
 int create_exclusive(const char *path, int mode)
 {
 	for (int attempt = 0; attempt < 2; attempt++) {
-		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+		/* Read access too: a new log restates records of the old one. */
+		int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 		if (fd >= 0) {
 			/* The umask may have cleared bits we want readers to have. */
 			if (fchmod(fd, mode) < 0) {
@@ -33,24 +35,34 @@ int create_exclusive(const char *path, int mode)
 	return -EEXIST;
 }
 
+int create_log_file(const char *path)
+{
+	int fd = create_exclusive(path, 0600);
+	int flags = fd < 0 ? 0 : fcntl(fd, F_GETFL);
+
+	if (fd < 0)
+		return fd;
+	/* Appends must be atomic with respect to each other. */
+	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_APPEND) < 0) {
+		int e = errno;
+		close(fd);
+		unlink(path);
+		return -e;
+	}
+	return fd;
+}
+
 void publisher_open(struct publisher *pub, int pid)
 {
 	char path[64];
 	snprintf(path, sizeof(path), SPARKPROF_HELPER_LOG_FMT, pid);
 	pub->next_code_id = 1;
 	pub->failed = 0;
-	pub->fd = create_exclusive(path, 0600);
+	pub->size = 0;
+	pub->pid = pid;
+	pub->fd = create_log_file(path);
 	if (pub->fd < 0) {
 		agent_say("cannot create %s: %s; publishing nothing", path, strerror(-pub->fd));
-		pub->fd = -1;
-		return;
-	}
-	/* Creation gave O_WRONLY; appends must be atomic with respect to each
-	 * other, so reopen through the fd with O_APPEND. */
-	int flags = fcntl(pub->fd, F_GETFL);
-	if (flags < 0 || fcntl(pub->fd, F_SETFL, flags | O_APPEND) < 0) {
-		agent_say("cannot set O_APPEND on %s: %s; publishing nothing", path, strerror(errno));
-		close(pub->fd);
 		pub->fd = -1;
 	}
 }
@@ -63,8 +75,10 @@ void publisher_write(struct publisher *pub, const char *buf, size_t len)
 	do
 		n = write(pub->fd, buf, len);
 	while (n < 0 && errno == EINTR);
-	if (n == (ssize_t)len)
+	if (n == (ssize_t)len) {
+		pub->size += len;
 		return;
+	}
 	/* A short write leaves a partial line that readers would join with the
 	 * next record; stop publishing rather than corrupt the log. */
 	if (!pub->failed)
@@ -73,6 +87,14 @@ void publisher_write(struct publisher *pub, const char *buf, size_t len)
 	pub->failed = 1;
 	close(pub->fd);
 	pub->fd = -1;
+}
+
+int publisher_header(const struct publisher *pub, const char *mode, char *line, size_t len)
+{
+	int n = snprintf(line, len, "H %d %d %" PRIu64 " %s %s\n", SPARKPROF_HELPER_LOG_VERSION,
+			 pub->pid, agent_now_ns(), mode, pub->jvm);
+
+	return n < 0 ? 0 : (size_t)n < len ? n : (int)len - 1;
 }
 
 size_t escape_name(char *dst, size_t dstlen, const char *name)

@@ -17,6 +17,16 @@ struct publisher {
 	pthread_mutex_t lock;
 	uint64_t next_code_id;  /* ids of L and D records, from 1 */
 	int failed;             /* a write failed once: said so, now off */
+	uint64_t size;          /* bytes in the current file */
+	int pid;
+	char jvm[128];          /* java.vm.version, escaped, for H records */
+};
+
+/* Where records lie in the current file, so that a new file can restate
+ * them (log_rotation.h). */
+struct log_span {
+	uint64_t offset;
+	uint32_t len;
 };
 
 /* Creates path exclusively (O_CREAT|O_EXCL|O_NOFOLLOW, mode).  If something
@@ -25,8 +35,15 @@ struct publisher {
  * retried once.  Returns the fd or -errno. */
 int create_exclusive(const char *path, int mode);
 
+/* create_exclusive() with mode 0600 and O_APPEND set.  fd or -errno. */
+int create_log_file(const char *path);
+
 /* Opens the log for pid; fd -1 and a message on stderr when that fails. */
 void publisher_open(struct publisher *pub, int pid);
+
+/* Formats the H record that starts a file: mode "start", "attach" or
+ * "continued".  Returns its length (< len). */
+int publisher_header(const struct publisher *pub, const char *mode, char *line, size_t len);
 
 /* Appends a buffer that holds complete lines; call with the lock held. */
 void publisher_write(struct publisher *pub, const char *buf, size_t len);

@@ -166,6 +166,7 @@ int helper_log_parse_line(struct string_pool *names, const char *line, size_t le
 		    parse_u64(&c, 10, &rec->ts) || next_field(&c, &s, &slen))
 			return -EINVAL;
 		rec->header.attached = slen == 6 && !memcmp(s, "attach", 6);
+		rec->header.continued = slen == 9 && !memcmp(s, "continued", 9);
 		return 0;   /* the rest is the JVM's version */
 	case 'L':
 	case 'D':
@@ -206,9 +207,19 @@ int helper_log_parse_line(struct string_pool *names, const char *line, size_t le
 			return -EINVAL;
 		return parse_thread(names, line[0], &c, rec);
 	case 'R':
+		rec->kind = HELPER_RECORD_TIME;
+		if (parse_u64(&c, 10, &rec->ts))
+			return -EINVAL;
+		if (!next_field(&c, &s, &slen) && c.p == c.end && slen == 8 &&
+		    !memcmp(s, "snapshot", 8))
+			rec->kind = HELPER_RECORD_SNAPSHOT_END;
+		return 0;   /* other replays: what follows is not needed */
 	case 'K':
 		rec->kind = HELPER_RECORD_TIME;
-		return parse_u64(&c, 10, &rec->ts);   /* what follows is not needed */
+		return parse_u64(&c, 10, &rec->ts);
+	case 'G':
+		rec->kind = HELPER_RECORD_CONTINUED;
+		return parse_u64(&c, 10, &rec->ts) || c.p != c.end ? -EINVAL : 0;
 	default:
 		rec->kind = HELPER_RECORD_UNKNOWN;
 		return 0;

@@ -32,6 +32,8 @@ enum helper_record_kind {
 	HELPER_RECORD_UNLOAD,   /* U */
 	HELPER_RECORD_THREAD,   /* T, X, S */
 	HELPER_RECORD_TIME,     /* R, K: only a timestamp */
+	HELPER_RECORD_SNAPSHOT_END, /* R <ts> snapshot: a continued file's restated part ends */
+	HELPER_RECORD_CONTINUED,    /* G: the log goes on in a new file at its path */
 };
 
 struct helper_record {
@@ -41,6 +43,7 @@ struct helper_record {
 		struct {
 			uint64_t version;
 			int attached;   /* mode "attach" */
+			int continued;  /* mode "continued": a rotated log's new file */
 		} header;
 		struct {
 			int is_method;  /* L */

@@ -147,6 +147,11 @@ bool java_process_has_helper(const struct java_process *jp)
 	return jp->helper != NULL;
 }
 
+const struct jvm_helper_log_stats *java_process_helper_log_stats(const struct java_process *jp)
+{
+	return jp->helper ? jvm_helper_log_get_stats(jp->helper) : NULL;
+}
+
 const struct perf_map_stats *java_process_perf_map_stats(const struct java_process *jp)
 {
 	return jp->perf_map ? perf_map_get_stats(jp->perf_map) : NULL;

@@ -77,4 +77,7 @@ bool java_process_has_helper(const struct java_process *jp);
 /* What reading its perf map kept and left out; NULL without one. */
 const struct perf_map_stats *java_process_perf_map_stats(const struct java_process *jp);
 
+/* What was read from its helper log; NULL without one. */
+const struct jvm_helper_log_stats *java_process_helper_log_stats(const struct java_process *jp);
+
 #endif

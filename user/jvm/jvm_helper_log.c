@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/grow_array.h"
@@ -20,6 +21,7 @@
 
 struct jvm_helper_log {
 	int fd;
+	pid_t pid;                   /* 0: fed by hand */
 	off_t offset;
 	char *pending;               /* partial line carried between reads */
 	size_t pending_len;
@@ -27,8 +29,13 @@ struct jvm_helper_log {
 	uint64_t forgot_at;          /* horizon at the last jit_code_forget */
 
 	struct string_pool *names;   /* every name the stores hold */
-	const char **numbered;       /* N records: name number n at [n - 1] */
+	const char **numbered;       /* N records: name number n at [n - number_base] */
 	size_t nnumbered, capnumbered;
+	uint64_t number_base;        /* the first number: 1, or a continued file's first N */
+	int base_from_file;          /* a continued file read from its start */
+	int follow;                  /* a G record: the log goes on in a new file */
+	int restating;               /* in that file: 1 until its restated part ends,
+				      * 2 for good when its header is wrong */
 	struct jit_code *code;
 	struct thread_history *threads;
 
@@ -53,11 +60,24 @@ static int count_kept(int err, uint64_t *kept)
 	return err;
 }
 
-/* N: numbers come in order, so a name costs one pointer here. */
+/* The name numbered n, NULL if none. */
+static const char *numbered_name(const struct jvm_helper_log *log, uint64_t n)
+{
+	return n >= log->number_base && n - log->number_base < log->nnumbered
+		       ? log->numbered[n - log->number_base]
+		       : NULL;
+}
+
+/* N: numbers come in order, so a name costs one pointer here.  They count
+ * from 1, or in a continued file read from its start from its first N
+ * record (its table may have started afresh); a continued file restates
+ * N records it gave before (the same name). */
 static int add_numbered(struct jvm_helper_log *log, uint64_t number, const char *name)
 {
-	if (number != log->nnumbered + 1)
-		return -EINVAL;
+	if (!log->nnumbered && log->base_from_file)
+		log->number_base = number;
+	if (number != log->number_base + log->nnumbered)
+		return numbered_name(log, number) == name ? 0 : -EINVAL;
 	if (grow_array((void **)&log->numbered, &log->capnumbered, log->nnumbered + 1,
 		       sizeof(*log->numbered)))
 		return -ENOMEM;
@@ -74,11 +94,9 @@ static int add_numbered_inline(struct jvm_helper_log *log, const struct helper_r
 	if (jit_code_newest_method_start(log->code, r->inl_numbers.id, &start) ||
 	    r->inl_numbers.end > UINT64_MAX - start)
 		return -EINVAL;
-	for (unsigned i = 0; i < r->inl_numbers.depth; i++) {
-		if (r->inl_numbers.numbers[i] > log->nnumbered)
+	for (unsigned i = 0; i < r->inl_numbers.depth; i++)
+		if (!(names[i] = numbered_name(log, r->inl_numbers.numbers[i])))
 			return -EINVAL;
-		names[i] = log->numbered[r->inl_numbers.numbers[i] - 1];
-	}
 	return jit_code_add_inline(log->code, r->inl_numbers.id, start + r->inl_numbers.start,
 				   start + r->inl_numbers.end, names, r->inl_numbers.depth);
 }
@@ -87,14 +105,38 @@ static int add_numbered_inline(struct jvm_helper_log *log, const struct helper_r
  * when the record does not fit those before it (< 0). */
 static int file_record(struct jvm_helper_log *log, const struct helper_record *r)
 {
+	if (log->restating && r->kind != HELPER_RECORD_HEADER &&
+	    r->kind != HELPER_RECORD_SNAPSHOT_END) {
+		/* Known from the file before: its G came after all of it. */
+		log->stats.restated++;
+		return 0;
+	}
 	switch (r->kind) {
 	case HELPER_RECORD_HEADER:
 		if (log->stats.header_seen)
 			return -EINVAL;
 		log->stats.header_seen = 1;
-		log->stats.attached = r->header.attached;
+		if (!log->restating) {
+			log->stats.attached = r->header.attached;
+			log->base_from_file = r->header.continued;
+		}
 		see_time(log, r->ts);
-		return r->header.version == SPARKPROF_HELPER_LOG_VERSION ? 0 : -EINVAL;
+		if (r->header.version != SPARKPROF_HELPER_LOG_VERSION ||
+		    (log->restating && !r->header.continued)) {
+			if (log->restating)
+				log->restating = 2;   /* not the file G announced */
+			return -EINVAL;
+		}
+		return 0;
+	case HELPER_RECORD_SNAPSHOT_END:
+		see_time(log, r->ts);
+		if (log->restating == 1 && log->stats.header_seen)
+			log->restating = 0;
+		return 0;
+	case HELPER_RECORD_CONTINUED:
+		see_time(log, r->ts);
+		log->follow = 1;
+		return 0;
 	case HELPER_RECORD_CODE:
 		see_time(log, r->ts);
 		return count_kept(jit_code_add(log->code, r->code.is_method, r->ts, r->code.id,
@@ -134,6 +176,8 @@ size_t jvm_helper_log_feed(struct jvm_helper_log *log, const char *buf, size_t l
 	if (!log || !buf)
 		return 0;
 	while (done < len) {
+		if (log->follow)
+			return len;   /* nothing comes after G */
 		const char *nl = memchr(buf + done, '\n', len - done);
 		if (!nl)
 			break;
@@ -196,6 +240,7 @@ struct jvm_helper_log *jvm_helper_log_new(void)
 	if (!log)
 		return NULL;
 	log->fd = -1;
+	log->number_base = 1;
 	log->names = string_pool_new();
 	log->code = jit_code_new();
 	log->threads = thread_history_new();
@@ -251,6 +296,7 @@ struct jvm_helper_log *jvm_helper_log_open(pid_t pid)
 		return NULL;
 	}
 	log->fd = fd;
+	log->pid = pid;
 	if (is_stale(log, pid)) {
 		jvm_helper_log_free(log);
 		errno = ESTALE;
@@ -281,27 +327,52 @@ size_t jvm_helper_log_forget(struct jvm_helper_log *log, uint64_t ts)
 	return dropped;
 }
 
-int jvm_helper_log_poll(struct jvm_helper_log *log)
+void jvm_helper_log_next_file(struct jvm_helper_log *log)
 {
-	if (!log || log->fd < 0)
+	log->follow = 0;
+	log->restating = 1;
+	log->stats.header_seen = 0;
+	log->stats.files++;
+}
+
+/* After a G record: the path holds the new file (the helper renamed it
+ * there before writing G).  0, or -errno to try again at the next poll. */
+static int open_next_file(struct jvm_helper_log *log)
+{
+	struct stat was, now;
+	int fd;
+
+	if (!log->pid)
 		return -EBADF;
-	uint64_t before = log->stats.lines;
-	char *buf = malloc(READ_CHUNK + HELPER_LOG_MAX_LINE);
-	if (!buf)
-		return -ENOMEM;
+	fd = proc_root_open_published(log->pid, SPARKPROF_HELPER_LOG_FMT);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &now) < 0 || fstat(log->fd, &was) < 0 ||
+	    (now.st_ino == was.st_ino && now.st_dev == was.st_dev)) {
+		close(fd);
+		return -EAGAIN;
+	}
+	close(log->fd);
+	log->fd = fd;
+	log->offset = 0;
+	log->pending_len = 0;
+	jvm_helper_log_next_file(log);
+	return 0;
+}
+
+/* Reads what was appended to the current file since the last read. */
+static int read_appended(struct jvm_helper_log *log, char *buf)
+{
 	for (;;) {
 		/* Start with the partial line kept from the last read. */
 		size_t have = log->pending_len;
 		if (have)
 			memcpy(buf, log->pending, have);
 		ssize_t n = pread(log->fd, buf + have, READ_CHUNK, log->offset);
-		if (n < 0) {
-			int e = errno;
-			free(buf);
-			return e == EINTR ? (int)(log->stats.lines - before) : -e;
-		}
+		if (n < 0)
+			return errno == EINTR ? 0 : -errno;
 		if (n == 0)
-			break;
+			return 0;
 		log->offset += n;
 		size_t total = have + n;
 		size_t used = jvm_helper_log_feed(log, buf, total);
@@ -312,19 +383,32 @@ int jvm_helper_log_poll(struct jvm_helper_log *log)
 			rest = 0;
 		}
 		char *p = realloc(log->pending, rest ? rest : 1);
-		if (!p) {
-			free(buf);
+		if (!p)
 			return -ENOMEM;
-		}
 		log->pending = p;
 		memcpy(log->pending, buf + used, rest);
 		log->pending_len = rest;
-		if ((size_t)n < READ_CHUNK)
-			break;
+		if ((size_t)n < READ_CHUNK || log->follow)
+			return 0;
 	}
+}
+
+int jvm_helper_log_poll(struct jvm_helper_log *log)
+{
+	if (!log || log->fd < 0)
+		return -EBADF;
+	uint64_t before = log->stats.lines;
+	char *buf = malloc(READ_CHUNK + HELPER_LOG_MAX_LINE);
+	if (!buf)
+		return -ENOMEM;
+	int err = read_appended(log, buf);
+	/* One new file per poll: a JVM that rotates without pause costs no
+	 * more than one that writes as fast. */
+	if (!err && log->follow && open_next_file(log) == 0)
+		err = read_appended(log, buf);
 	free(buf);
 	forget_old_code(log);
-	return (int)(log->stats.lines - before);
+	return err ? err : (int)(log->stats.lines - before);
 }
 
 size_t jvm_helper_log_jit_memory(const struct jvm_helper_log *log)

@@ -51,8 +51,10 @@ struct jvm_helper_log_stats {
 	uint64_t inline_ranges;  /* I and J records kept */
 	uint64_t thread_events;  /* T, X, S records */
 	uint64_t forgotten;      /* blobs dropped JVM_HELPER_LOG_KEEP_NS after they ended */
+	uint64_t files;          /* new files followed after G records */
+	uint64_t restated;       /* their restated records, skipped */
 	int attached;            /* the helper was attached late (H record) */
-	int header_seen;
+	int header_seen;         /* in the current file */
 };
 
 /* Opens pid's helper log.  NULL with errno set: ENOENT when the process has
@@ -73,8 +75,14 @@ size_t jvm_helper_log_feed(struct jvm_helper_log *log, const char *buf, size_t l
 
 /* Reads and parses records appended since the last poll.  Returns the
  * number of new complete lines, or -errno.  Everything already read stays
- * usable after the process exits. */
+ * usable after the process exits.  After a G record (the helper started a
+ * new file, include/sparkprof_helper_log.h) it reopens the path and reads
+ * on, skipping what the new file restates. */
 int jvm_helper_log_poll(struct jvm_helper_log *log);
+
+/* What is fed from now on is the new file that a G record announced (poll
+ * calls this itself; for tests and the fuzzer). */
+void jvm_helper_log_next_file(struct jvm_helper_log *log);
 
 /* Latest timestamp seen in the log (records and the helper's heartbeat). */
 uint64_t jvm_helper_log_horizon(const struct jvm_helper_log *log);

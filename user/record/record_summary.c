@@ -50,6 +50,30 @@ static void write_perf_map(struct json_writer *w, const struct perf_map_stats *s
 	json_end_object(w);
 }
 
+static void write_helper_log(struct json_writer *w, const struct jvm_helper_log_stats *st)
+{
+	if (!st) {
+		json_null(w);
+		return;
+	}
+	json_begin_object(w);
+	json_key(w, "lines");
+	json_uint(w, st->lines);
+	json_key(w, "malformed_lines");
+	json_uint(w, st->malformed);
+	json_key(w, "code_blobs");
+	json_uint(w, st->code_blobs);
+	json_key(w, "inline_ranges");
+	json_uint(w, st->inline_ranges);
+	json_key(w, "thread_events");
+	json_uint(w, st->thread_events);
+	json_key(w, "new_files");
+	json_uint(w, st->files);
+	json_key(w, "restated_lines_skipped");
+	json_uint(w, st->restated);
+	json_end_object(w);
+}
+
 static int write_process(struct process *p, void *ctx)
 {
 	struct json_writer *w = ctx;
@@ -74,6 +98,8 @@ static int write_process(struct process *p, void *ctx)
 		json_bool(w, java_process_has_helper(p->java));
 		json_key(w, "perf_map");
 		write_perf_map(w, java_process_perf_map_stats(p->java));
+		json_key(w, "helper_log");
+		write_helper_log(w, java_process_helper_log_stats(p->java));
 	}
 	if (p->executor) {
 		json_key(w, "spark_executor");
