@@ -46,6 +46,12 @@ def read_log(pid):
         return HelperLog(f.read())
 
 
+def read_held(f):
+    """The log through a file opened before the JVM exited and removed it."""
+    with f:
+        return HelperLog(f.read())
+
+
 def cleanup(pid):
     for p in (log_path(pid), f"/tmp/perf-{pid}.map"):
         try:
@@ -69,10 +75,13 @@ def anon_exec_ranges(pid):
 class Java:
     """A running JVM: collects stdout lines; "pid N" must come first."""
 
-    def __init__(self, jdk, classes, args, jvm_opts=(), agent=None, agent_opts=None):
+    def __init__(self, jdk, classes, args, jvm_opts=(), agent=None, agent_opts=None,
+                 keep_log=True):
         cmd = [os.path.join(jdk, "bin", "java"), "-XX:+PreserveFramePointer", *jvm_opts]
         if agent:
-            cmd.append(f"-agentpath:{agent}" + (f"={agent_opts}" if agent_opts else ""))
+            # The tests read the log after the JVM has exited.
+            opts = ",".join(o for o in (agent_opts, "keep_log=1" if keep_log else None) if o)
+            cmd.append(f"-agentpath:{agent}" + (f"={opts}" if opts else ""))
         cmd += ["-cp", classes, *[str(a) for a in args]]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True)
@@ -255,7 +264,7 @@ def test_log_rotation_keeps_the_log_bounded(jdks, classes, agent_path, sparkprof
     its bound while the JVM writes several times more."""
     jdk = pick(jdks, which)
     java = [os.path.join(jdk, "bin", "java"), "-XX:+PreserveFramePointer",
-            "-XX:ReservedCodeCacheSize=8m", f"-agentpath:{agent_path}=log_max=1,stats=1",
+            "-XX:ReservedCodeCacheSize=8m", f"-agentpath:{agent_path}=log_max=1,stats=1,keep_log=1",
             "-cp", classes, "CodeChurn", "40", classes]
     follow, late = tmp_path / "follow", tmp_path / "late"
     rec = subprocess.Popen([sparkprof_bin, "record", "-F", "499", "-o", str(follow), "--"] + java,
@@ -316,6 +325,29 @@ def test_log_rotation_keeps_the_log_bounded(jdks, classes, agent_path, sparkprof
 
 
 @pytest.mark.parametrize("which", WHICH)
+def test_log_removed_at_exit_once_read(jdks, classes, agent_path, sparkprof_bin, tmp_path, which):
+    """By default the helper removes its log when the JVM exits, as HotSpot
+    removes its hsperfdata file; a recording that had it open still names
+    the JVM's JIT frames, its last second included."""
+    java = [os.path.join(pick(jdks, which), "bin", "java"), "-XX:+PreserveFramePointer",
+            f"-agentpath:{agent_path}", "-cp", classes, "HotMethods", "4", "2", "0"]
+    out = tmp_path / "rec"
+    r = subprocess.run([sparkprof_bin, "record", "-F", "499", "-o", str(out), "--"] + java,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    pid = int(r.stdout.split()[1])
+    try:
+        assert not os.path.exists(log_path(pid)), "the log was left behind"
+        assert os.path.exists(f"/tmp/perf-{pid}.map"), "the perf map stays, for perf report"
+        proc = process_summary(out, pid)
+        assert proc["helper_log"]["lines"] > 0 and not proc["helper_log"]["malformed_lines"], proc
+        assert proc["unknown_user_frames"] < 0.02 * proc["samples"], proc
+        assert "HotAlpha.spin" in folded_text(out)
+    finally:
+        cleanup(pid)
+
+
+@pytest.mark.parametrize("which", WHICH)
 def test_attach_during_code_churn(jdks, classes, agent_path, which):
     """Attached while code is compiled and unloaded: the only overlapping
     live entries are ones published by the attach replay (dead code not yet
@@ -327,8 +359,9 @@ def test_attach_during_code_churn(jdks, classes, agent_path, which):
         time.sleep(2)
         out = jcmd_load(jdk, java.pid, agent_path)
         assert "return code: 0" in out.stdout, out.stdout + out.stderr
+        held = open(log_path(java.pid))   # removed when the JVM exits
         assert java.finish() == 0, java.stderr
-        log = read_log(java.pid)
+        log = read_held(held)
         assert not log.bad and len(log.unloads) >= 50
         replay = log.replays["code"]
         late = [(o, b) for o, b in log.live_overlaps() if o["ts"] > replay]
@@ -353,13 +386,15 @@ def test_late_attach_with_jcmd(jdks, classes, agent_path, which):
         time.sleep(3)   # threads named and code compiled before the helper arrives
         out = jcmd_load(jdk, java.pid, agent_path)
         assert out.returncode == 0 and "return code: 0" in out.stdout, out.stdout + out.stderr
+        held = open(log_path(java.pid))   # removed when the JVM exits
         time.sleep(2)
         tasks = {int(t) for t in os.listdir(f"/proc/{java.pid}/task")}
         comms = {t: open(f"/proc/{java.pid}/task/{t}/comm").read().strip() for t in tasks}
         again = jcmd_load(jdk, java.pid, agent_path)   # a second attach is harmless
         assert "return code: 0" in again.stdout, again.stdout
         assert java.finish() == 0, java.stderr
-        log = read_log(java.pid)
+        assert not os.path.exists(log_path(java.pid)), "the helper removes its log at exit"
+        log = read_held(held)
         assert log.header["mode"] == "attach"
         assert not log.bad, log.bad[:3]
         assert "code" in log.replays and "threads" in log.replays
@@ -477,7 +512,8 @@ def test_planted_symlinks_are_not_followed(jdks, classes, agent_path, tmp_path):
         os.symlink(victim, p)
     try:
         java = [os.path.join(pick(jdks, "oldest"), "bin", "java"),
-                f"-agentpath:{agent_path}=interval=50", "-cp", classes, "HotMethods", "2", "1", "0"]
+                f"-agentpath:{agent_path}=interval=50,keep_log=1", "-cp", classes, "HotMethods",
+                "2", "1", "0"]
         out = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", *java],
                              capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr

@@ -82,6 +82,20 @@ static void unload(struct helper *h, int i)
 	pthread_mutex_unlock(&h->pub.lock);
 }
 
+/* 40 KB of heartbeats: spread the records over more than the 1 MiB the
+ * rotation reads the old file by. */
+static void pad(struct helper *h)
+{
+	static char buf[40 * 1024];
+	size_t len = 0;
+
+	while (len + 32 < sizeof(buf))
+		len += snprintf(buf + len, sizeof(buf) - len, "K %" PRIu64 "\n", agent_now_ns());
+	pthread_mutex_lock(&h->pub.lock);
+	publisher_write(&h->pub, buf, len);
+	pthread_mutex_unlock(&h->pub.lock);
+}
+
 static int rotate(struct helper *h)
 {
 	int err;
@@ -150,6 +164,8 @@ int main(void)
 	for (int i = 0; i < 200; i++) {
 		compile(&h, i);
 		compiled_at[i] = agent_now_ns();
+		if (i % 4 == 0)
+			pad(&h);
 		if (i % 3 == 0) {
 			unload(&h, i);
 			unloaded_at[i] = agent_now_ns();
@@ -157,8 +173,11 @@ int main(void)
 	}
 	CHECK(rotate(&h) == 0 && h.rotation.rotations == 1, "a first rotation");
 	fds[1] = open_log(path);
-	for (int i = 200; i < METHODS; i++)
+	for (int i = 200; i < METHODS; i++) {
 		compile(&h, i);
+		if (i % 4 == 0)
+			pad(&h);
+	}
 	for (int i = 1; i < 200; i += 3) {
 		unload(&h, i);    /* code restated by the first rotation */
 		unloaded_at[i] = agent_now_ns();
@@ -169,7 +188,8 @@ int main(void)
 	compile(&h, METHODS);   /* after the last rotation */
 	for (int f = 0; f < 3; f++)
 		text[f] = slurp(fds[f], &len[f]);
-	CHECK(text[0] && text[1] && text[2], "three files read");
+	CHECK(text[0] && text[1] && text[2] && len[0] > 1536 * 1024,
+	      "three files read, the first over 1.5 MiB (%zu bytes)", len[0]);
 	if (!text[0] || !text[1] || !text[2])
 		TAP_DONE();
 

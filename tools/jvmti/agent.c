@@ -209,7 +209,14 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 	}
 	if (a->opt.stats) {
 		agent_costs_print(&a->costs);
-		agent_say("log: %" PRIu64 " new files", a->rotation.rotations);
+		agent_say("log: %" PRIu64 " new files, the longest start of one %.1f ms",
+			  a->rotation.rotations, a->rotation.longest_ns / 1e6);
+	}
+	if (!a->opt.keep_log) {
+		/* Executors come and go by the thousand on a shared /tmp. */
+		pthread_mutex_lock(&a->pub.lock);
+		publisher_unlink(&a->pub);
+		pthread_mutex_unlock(&a->pub.lock);
 	}
 }
 

@@ -31,6 +31,7 @@ struct log_rotation {
 	uint64_t limit;      /* bytes; 0: never rotate */
 	uint64_t next_at;    /* rotate when the file reaches this size */
 	uint64_t rotations;
+	uint64_t longest_ns;  /* the longest rotation, all of it under the lock */
 	int said;            /* a failure was reported once */
 };
 

@@ -18,6 +18,7 @@ static const struct {
 	{ "names", offsetof(struct agent_options, names), 0, 1 },
 	{ "stats", offsetof(struct agent_options, stats), 0, 1 },
 	{ "log_max", offsetof(struct agent_options, log_max_mb), 0, 65536 },
+	{ "keep_log", offsetof(struct agent_options, keep_log), 0, 1 },
 };
 
 int agent_options_parse(const char *opts, struct agent_options *out, char *err, size_t errlen)
@@ -47,7 +48,8 @@ int agent_options_parse(const char *opts, struct agent_options *out, char *err, 
 		if (k == sizeof(keys) / sizeof(keys[0])) {
 			snprintf(err, errlen,
 				 "unknown option '%s' in '%s' (known: map=0|1, inline=0|1, "
-				 "interval=MS, idle=0|1, names=0|1, stats=0|1, log_max=MB)", item, opts);
+				 "interval=MS, idle=0|1, names=0|1, stats=0|1, log_max=MB, keep_log=0|1)",
+				 item, opts);
 			return -1;
 		}
 		char *tail;

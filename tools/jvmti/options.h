@@ -10,6 +10,8 @@
  *                  callbacks took (default 0)
  *   log_max=MB     start a new log file past this size (log_rotation.h),
  *                  0..65536, 0: never (default 16)
+ *   keep_log=0|1   leave the log in /tmp when the JVM exits (default 0:
+ *                  removed, as HotSpot removes its hsperfdata file)
  */
 #ifndef SPARKPROF_AGENT_OPTIONS_H
 #define SPARKPROF_AGENT_OPTIONS_H
@@ -24,6 +26,7 @@ struct agent_options {
 	int names;
 	int stats;
 	int log_max_mb;
+	int keep_log;
 };
 
 /* Parses opts (may be NULL).  On error returns -1 and writes one line

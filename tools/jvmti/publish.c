@@ -67,6 +67,17 @@ void publisher_open(struct publisher *pub, int pid)
 	}
 }
 
+void publisher_unlink(struct publisher *pub)
+{
+	char path[64];
+	struct stat ours, named;
+
+	snprintf(path, sizeof(path), SPARKPROF_HELPER_LOG_FMT, pub->pid);
+	if (pub->fd >= 0 && fstat(pub->fd, &ours) == 0 && lstat(path, &named) == 0 &&
+	    ours.st_ino == named.st_ino && ours.st_dev == named.st_dev)
+		unlink(path);
+}
+
 void publisher_write(struct publisher *pub, const char *buf, size_t len)
 {
 	if (pub->fd < 0 || len == 0)

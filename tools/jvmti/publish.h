@@ -45,6 +45,10 @@ void publisher_open(struct publisher *pub, int pid);
  * "continued".  Returns its length (< len). */
 int publisher_header(const struct publisher *pub, const char *mode, char *line, size_t len);
 
+/* Removes the log's name if it still names our file (readers that have it
+ * open keep reading; later records still go to it).  Lock held. */
+void publisher_unlink(struct publisher *pub);
+
 /* Appends a buffer that holds complete lines; call with the lock held. */
 void publisher_write(struct publisher *pub, const char *buf, size_t len);
 

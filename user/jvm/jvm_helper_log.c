@@ -184,9 +184,14 @@ size_t jvm_helper_log_feed(struct jvm_helper_log *log, const char *buf, size_t l
 		size_t linelen = nl - (buf + done);
 		struct helper_record rec;
 		log->stats.lines++;
-		if (helper_log_parse_line(log->names, buf + done, linelen, &rec) < 0 ||
-		    file_record(log, &rec) < 0)
+		if (log->restating && linelen && buf[done] != 'H' && buf[done] != 'R') {
+			/* Restated: known, and not worth parsing (megabytes a
+			 * rotation on an executor). */
+			log->stats.restated++;
+		} else if (helper_log_parse_line(log->names, buf + done, linelen, &rec) < 0 ||
+			   file_record(log, &rec) < 0) {
 			log->stats.malformed++;
+		}
 		done += linelen + 1;
 	}
 	return done;

@@ -30,6 +30,21 @@ static void write_time(struct json_writer *w, uint64_t realtime_ns)
 	json_string(w, text);
 }
 
+struct named_uint {
+	const char *key;
+	uint64_t value;
+};
+
+static void write_uints(struct json_writer *w, const struct named_uint *v, size_t n)
+{
+	json_begin_object(w);
+	for (size_t i = 0; i < n; i++) {
+		json_key(w, v[i].key);
+		json_uint(w, v[i].value);
+	}
+	json_end_object(w);
+}
+
 /* A perf map is outside input with bounds (symbols/perf_map.h): what was
  * left out is this process's loss, and said here. */
 static void write_perf_map(struct json_writer *w, const struct perf_map_stats *st)
@@ -38,40 +53,33 @@ static void write_perf_map(struct json_writer *w, const struct perf_map_stats *s
 		json_null(w);
 		return;
 	}
-	json_begin_object(w);
-	json_key(w, "entries");
-	json_uint(w, st->entries);
-	json_key(w, "malformed_lines");
-	json_uint(w, st->malformed);
-	json_key(w, "entries_dropped");
-	json_uint(w, st->entries_dropped);
-	json_key(w, "bytes_skipped");
-	json_uint(w, st->bytes_skipped);
-	json_end_object(w);
+	const struct named_uint v[] = {
+		{ "entries", st->entries },
+		{ "malformed_lines", st->malformed },
+		{ "entries_dropped", st->entries_dropped },
+		{ "bytes_skipped", st->bytes_skipped },
+	};
+	write_uints(w, v, sizeof(v) / sizeof(v[0]));
 }
 
+/* The helper's log, read as it grew and through its new files
+ * (jvm/jvm_helper_log.h). */
 static void write_helper_log(struct json_writer *w, const struct jvm_helper_log_stats *st)
 {
 	if (!st) {
 		json_null(w);
 		return;
 	}
-	json_begin_object(w);
-	json_key(w, "lines");
-	json_uint(w, st->lines);
-	json_key(w, "malformed_lines");
-	json_uint(w, st->malformed);
-	json_key(w, "code_blobs");
-	json_uint(w, st->code_blobs);
-	json_key(w, "inline_ranges");
-	json_uint(w, st->inline_ranges);
-	json_key(w, "thread_events");
-	json_uint(w, st->thread_events);
-	json_key(w, "new_files");
-	json_uint(w, st->files);
-	json_key(w, "restated_lines_skipped");
-	json_uint(w, st->restated);
-	json_end_object(w);
+	const struct named_uint v[] = {
+		{ "lines", st->lines },
+		{ "malformed_lines", st->malformed },
+		{ "code_blobs", st->code_blobs },
+		{ "inline_ranges", st->inline_ranges },
+		{ "thread_events", st->thread_events },
+		{ "new_files", st->files },
+		{ "restated_lines_skipped", st->restated },
+	};
+	write_uints(w, v, sizeof(v) / sizeof(v[0]));
 }
 
 static int write_process(struct process *p, void *ctx)
