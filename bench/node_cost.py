@@ -680,11 +680,11 @@ def bench_soak(cfg, work):
             rc, cpu, maxrss = finish_waited(sp, timeout=600)
             stop_s = time.monotonic() - t
             sp = None
+        s = read_summary(out)
+        logs = helper_logs(s)   # while the executors live: they remove their logs
         res = json.loads(driver.stdout.readline())
         open(release, "w").close()
         driver.wait(timeout=300)
-        s = read_summary(out)
-        logs = helper_logs(s)
         # a stage output is several files (folded, wall, pages, JFR)
         stages = len({(os.path.dirname(p), os.path.basename(p).split(".")[0]) for p in
                       glob.glob(os.path.join(out, "*", "exec-*", "stage-*"))})

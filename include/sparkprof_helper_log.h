@@ -2,12 +2,14 @@
  * helper (tools/jvmti/) and the profiler's reader (user/jvm/jvm_helper_log.c).
  *
  * The helper appends to /tmp/sparkprof-<PID>.log (PID as the JVM sees
- * itself, i.e. inside its PID namespace).  The file is text, one record per
- * line, every line written with a single write() on an O_APPEND descriptor,
- * so a concurrent reader sees whole lines plus at most one trailing partial
- * line, which it must ignore until its '\n' arrives.  Records are written in
- * timestamp order (the helper stamps them under the lock that serialises the
- * writes).  All timestamps are CLOCK_MONOTONIC nanoseconds, decimal.
+ * itself, i.e. inside its PID namespace), goes on in a new file at the same
+ * path past a size (see G), and removes it when the JVM exits unless told
+ * to keep it.  The file is text, one record per line, every line written
+ * with a single write() on an O_APPEND descriptor, so a concurrent reader
+ * sees whole lines plus at most one trailing partial line, which it must
+ * ignore until its '\n' arrives.  Records are written in timestamp order
+ * (the helper stamps them under the lock that serialises the writes), but
+ * for a new file's restated part.  All timestamps are CLOCK_MONOTONIC nanoseconds, decimal.
  * Addresses and sizes are hex without 0x.  Fields are separated by one space;
  * a NAME is the rest of the line; in 'I' records several names follow, each
  * separated by one '\t'.  Names are escaped: bytes < 0x20, 0x7f and '\\' are
