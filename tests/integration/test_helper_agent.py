@@ -243,9 +243,11 @@ def test_code_cache_reuse_keeps_log_consistent(jdks, classes, agent_path, which)
 
 
 def process_summary(out_dir, pid):
+    """pid's entry as a JVM: a `record -- cmd` child sampled before its exec
+    into java has an entry of its own under the same pid."""
     with open(os.path.join(out_dir, "summary.json")) as f:
-        procs = [p for p in json.load(f)["processes"] if p["pid"] == pid]
-    assert procs, f"pid {pid} not in {out_dir}/summary.json"
+        procs = [p for p in json.load(f)["processes"] if p["pid"] == pid and p["jvm"]]
+    assert len(procs) == 1, f"pid {pid} as a JVM in {out_dir}/summary.json: {procs}"
     return procs[0]
 
 

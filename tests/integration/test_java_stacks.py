@@ -136,8 +136,9 @@ def test_stacks_deeper_than_the_walker_are_cut_and_counted(tmp_path, jdks, class
     assert sum(c for _, c in cut) / total >= 0.9, (total, [f[:2] for f, _ in samples[:5]])
     # The leaf side is kept: the spinning method or the recursion within the
     # last frames (clock reads may sit below it).
-    assert all("JavaStacks.spinFor" in f[-10:] or "JavaStacks$Deep.recurse" in f[-10:]
-               for f, _ in cut), [f[-10:] for f, _ in cut[:5]]
+    lost_leaf = [f[-12:] for f, _ in cut
+                 if "JavaStacks.spinFor" not in f[-10:] and "JavaStacks$Deep.recurse" not in f[-10:]]
+    assert not lost_leaf, lost_leaf[:3]
     assert read_summary(tmp_path)["partial_stacks"]["user_stack_truncated"] > 0
 
 
