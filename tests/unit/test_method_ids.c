@@ -45,7 +45,7 @@ int main(void)
 	      "past the limit the table starts afresh: old methods get new numbers");
 	CHECK(t.count == 1 && t.cap == cap, "and does not grow (%zu slots)", t.cap);
 	CHECK(method_ids_add(&t, method(5)) == n + 1, "an old method numbered again gets a newer number");
-	CHECK(t.first == n && method_ids_numbers(&t) == 2,
+	CHECK(method_ids_first(&t) == n && method_ids_numbers(&t) == 2,
 	      "the numbers held start at the first one since the table started afresh");
 	free(t.spans);
 	free(t.method);

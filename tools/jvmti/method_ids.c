@@ -62,7 +62,6 @@ uint32_t method_ids_add(struct method_ids *t, const void *method)
 		 * otherwise grow the table for its whole life. */
 		memset(t->method, 0, t->cap * sizeof(*t->method));
 		t->count = 0;
-		t->first = 0;
 	}
 	if ((t->count + 1) * 2 > t->cap && resize(t, t->cap ? t->cap * 2 : 1024))
 		return 0;
@@ -76,15 +75,12 @@ uint32_t method_ids_add(struct method_ids *t, const void *method)
 		t->capspans = cap;
 	}
 	put(t->method, t->number, t->cap, method, ++t->next);
-	if (!t->first)
-		t->first = t->next;
-	t->spans[t->next - t->first] = (struct log_span){ 0, 0 };
-	t->count++;
+	t->spans[t->count++] = (struct log_span){ 0, 0 };
 	return t->next;
 }
 
 void method_ids_set_span(struct method_ids *t, uint32_t number, struct log_span span)
 {
-	if (t->first && number >= t->first && number <= t->next)
-		t->spans[number - t->first] = span;
+	if (t->count && number >= method_ids_first(t) && number <= t->next)
+		t->spans[number - method_ids_first(t)] = span;
 }

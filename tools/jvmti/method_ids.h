@@ -22,8 +22,7 @@ struct method_ids {
 	uint32_t *number;
 	size_t count, cap;    /* cap a power of two, at most half full */
 	uint32_t next;        /* the last number given (numbers start at 1) */
-	uint32_t first;       /* the first number since the table last started afresh */
-	struct log_span *spans;  /* N record of number first + i at [i] */
+	struct log_span *spans;  /* N record of number method_ids_first() + i at [i] */
 	size_t capspans;
 };
 
@@ -41,11 +40,17 @@ uint32_t method_ids_add(struct method_ids *t, const void *method);
 /* Where the N record of number (the newest) was written. */
 void method_ids_set_span(struct method_ids *t, uint32_t number, struct log_span span);
 
-/* The numbers the table holds, first..next, and their N records
- * (a zero span: not written). */
+/* The numbers the table holds, method_ids_first()..next, one per method
+ * since it last started afresh, and their N records (a zero span: not
+ * written). */
 static inline size_t method_ids_numbers(const struct method_ids *t)
 {
-	return t->next >= t->first && t->first ? t->next - t->first + 1 : 0;
+	return t->count;
+}
+
+static inline uint32_t method_ids_first(const struct method_ids *t)
+{
+	return t->next - (uint32_t)t->count + 1;
 }
 
 #endif
