@@ -105,12 +105,6 @@ static int add_numbered_inline(struct jvm_helper_log *log, const struct helper_r
  * when the record does not fit those before it (< 0). */
 static int file_record(struct jvm_helper_log *log, const struct helper_record *r)
 {
-	if (log->restating && r->kind != HELPER_RECORD_HEADER &&
-	    r->kind != HELPER_RECORD_SNAPSHOT_END) {
-		/* Known from the file before: its G came after all of it. */
-		log->stats.restated++;
-		return 0;
-	}
 	switch (r->kind) {
 	case HELPER_RECORD_HEADER:
 		if (log->stats.header_seen)
@@ -185,7 +179,8 @@ size_t jvm_helper_log_feed(struct jvm_helper_log *log, const char *buf, size_t l
 		struct helper_record rec;
 		log->stats.lines++;
 		if (log->restating && linelen && buf[done] != 'H' && buf[done] != 'R') {
-			/* Restated: known, and not worth parsing (megabytes a
+			/* Restated: known from the file before (its G came
+			 * after all of it), and not worth parsing (megabytes a
 			 * rotation on an executor). */
 			log->stats.restated++;
 		} else if (helper_log_parse_line(log->names, buf + done, linelen, &rec) < 0 ||
