@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from testlib import ROOT, SPARKPROF, read_folded, record, remove_helper_files
+from testlib import ROOT, SPARKPROF, read_folded, read_summary, record, remove_helper_files
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "jfr"))
 import jfrtest  # noqa: E402
@@ -282,6 +282,11 @@ def test_short_jvms_with_the_helper_are_named(tmp_path, jdks, hot_classes, agent
                   for f in stack]
         assert len(frames) > 0, (pid, "no samples of its worker")
         assert "HotAlpha.spin" in frames, (pid, sorted(set(frames))[:20])
+    # Each was seen gone while the recording ran, and its tables freed
+    # (named first: the names above come from them).
+    jvms = {p["pid"]: p for p in read_summary(tmp_path)["processes"] if p["jvm"]}
+    assert all(jvms[pid]["exited"] and jvms[pid]["helper"] for pid in pids), \
+        [jvms.get(pid) for pid in pids]
 
 
 def test_malformed_perf_map_without_helper_is_survived(tmp_path, jdks, hot_classes):

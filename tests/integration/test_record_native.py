@@ -116,6 +116,41 @@ def test_duration_is_kept_with_every_cpu_busy(tmp_path):
     assert samples_with(stacks, "burn_heavy", root=f"hot_functions-{short_pid}") > 20
 
 
+def test_exited_processes_are_freed_after_their_samples_are_named(tmp_path):
+    """A whole-node recording frees the tables of each process it sees gone
+    (a node starts thousands in an hour), but only once every sample of it
+    is named: six processes of half a second each are named as well as one
+    that runs throughout, and the summary says which ones exited."""
+    long_proc, long_pid = start_prog("hot_functions", 16)
+    rec = subprocess.Popen([SPARKPROF, "record", "-o", str(tmp_path), "-a", "-F", "999",
+                            "-d", "12"], stderr=subprocess.PIPE, text=True)
+    shorts = []
+    try:
+        time.sleep(2)
+        for _ in range(6):
+            proc, pid = start_prog("hot_functions", 0.5)
+            wait_gone(proc)
+            shorts.append(pid)
+        _, stderr = rec.communicate(timeout=120)
+    finally:
+        long_proc.kill()
+        wait_gone(long_proc)
+    assert rec.returncode == 0, stderr
+    stacks = read_folded(tmp_path / "all.folded")
+    for pid in shorts + [long_pid]:
+        root = f"hot_functions-{pid}"
+        total = sum(c for s, c in stacks.items() if s.startswith(root + ";"))
+        assert samples_with(stacks, "burn_heavy", root=root) > 0.3 * total > 50, (pid, total)
+        assert samples_with(stacks, "[unknown]", root=root) <= 0.02 * total, \
+            (pid, [(s, c) for s, c in stacks.items() if s.startswith(root + ";")][:4])
+    by_pid = {}
+    for p in read_summary(tmp_path)["processes"]:
+        by_pid.setdefault(p["pid"], []).append(p)
+    assert all(len(by_pid[pid]) == 1 and by_pid[pid][0]["exited"] for pid in shorts), \
+        [by_pid.get(pid) for pid in shorts]
+    assert not by_pid[long_pid][0]["exited"], by_pid[long_pid]
+
+
 def test_pid_filter_leaves_other_processes_out(tmp_path):
     wanted, wanted_pid = start_prog("hot_functions", 5)
     other, other_pid = start_prog("hot_functions", 5)

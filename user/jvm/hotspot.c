@@ -1182,6 +1182,15 @@ void hotspot_read_methods(struct hotspot *hs, const uint64_t *user, size_t n)
 	}
 }
 
+void hotspot_release(struct hotspot *hs)
+{
+	if (!hs)
+		return;
+	free(hs->cache);
+	hs->cache = NULL;
+	hs->ncache = hs->cached = 0;
+}
+
 void hotspot_free(struct hotspot *hs)
 {
 	if (!hs)

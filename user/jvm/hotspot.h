@@ -28,6 +28,9 @@ struct hotspot;
  * later); plus an sp_debug/sp_warn line.  The TLS module id is looked for
  * once, here. */
 struct hotspot *hotspot_open(pid_t pid);
+/* The process is gone: frees the index of method names (the names handed
+ * out stay valid until hotspot_free). */
+void hotspot_release(struct hotspot *hs);
 void hotspot_free(struct hotspot *hs);
 
 /* Fills the walker's map value.  tls_modid is 0 when it could not be found

@@ -88,6 +88,14 @@ void java_process_free(struct java_process *jp)
 	free(jp);
 }
 
+void java_process_release(struct java_process *jp)
+{
+	jvm_helper_log_release(jp->helper);
+	hotspot_release(jp->hotspot);
+	ns_tids_free(jp->ns_tids);
+	jp->ns_tids = NULL;
+}
+
 bool java_process_poll(struct java_process *jp, uint64_t now_ns, bool retired)
 {
 	bool walkable = false;

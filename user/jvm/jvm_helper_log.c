@@ -266,6 +266,25 @@ void jvm_helper_log_free(struct jvm_helper_log *log)
 	free(log);
 }
 
+void jvm_helper_log_release(struct jvm_helper_log *log)
+{
+	struct jit_code *empty = log ? jit_code_new() : NULL;
+
+	if (!empty)
+		return;   /* out of memory: keep it all, nothing breaks */
+	if (log->fd >= 0)
+		close(log->fd);
+	log->fd = -1;
+	free(log->pending);
+	log->pending = NULL;
+	log->pending_len = 0;
+	free(log->numbered);
+	log->numbered = NULL;
+	log->nnumbered = log->capnumbered = 0;
+	jit_code_free(log->code);
+	log->code = empty;
+}
+
 /* Whether the log was left by an earlier process with this pid: its header
  * was written before the current process started. */
 static int is_stale(struct jvm_helper_log *log, pid_t pid)

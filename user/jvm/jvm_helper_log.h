@@ -63,6 +63,11 @@ struct jvm_helper_log_stats {
  * (or root), or the open/read error. */
 struct jvm_helper_log *jvm_helper_log_open(pid_t pid);
 
+/* The process is gone and every sample of it named: closes the file and
+ * frees the code store (later lookups answer unknown).  The names handed
+ * out, the thread history and the stats stay. */
+void jvm_helper_log_release(struct jvm_helper_log *log);
+
 /* A log with no file, fed by jvm_helper_log_feed() (tests, fuzzer). */
 struct jvm_helper_log *jvm_helper_log_new(void);
 

@@ -6,13 +6,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/grow_array.h"
 #include "base/strmap.h"
 #include "record/process_table.h"
 
 struct process_table {
 	struct strmap *by_pid;     /* decimal pid -> struct process (NULL: retired) */
-	struct process **retired;  /* processes that ran exec since */
-	size_t nretired;
+	struct process **retired;  /* processes that ran exec or exited since */
+	size_t nretired, capretired;
 };
 
 struct process_table *process_table_new(void)
@@ -96,14 +97,14 @@ void process_table_retire(struct process_table *t, pid_t pid)
 	char key[16];
 	int len = snprintf(key, sizeof(key), "%d", pid), inserted;
 	void **slot = strmap_slot(t->by_pid, key, (size_t)len, &inserted);
-	struct process **retired;
 
 	if (!slot || !*slot)
 		return;
-	retired = realloc(t->retired, (t->nretired + 1) * sizeof(*retired));
-	if (!retired)
-		return; /* keep using the old entry: names may be off, nothing breaks */
-	t->retired = retired;
+	/* Out of memory, the old entry stays in use: names may be off,
+	 * nothing breaks. */
+	if (grow_array((void **)&t->retired, &t->capretired, t->nretired + 1,
+		       sizeof(*t->retired)))
+		return;
 	t->retired[t->nretired++] = *slot;
 	((struct process *)*slot)->retired = true;
 	*slot = NULL;

@@ -4,7 +4,8 @@
  * it is still alive: its name, its memory map and ELF files (through the
  * proc_symbolizer), whether it is a JVM (and runs the sparkprof helper),
  * and whether it is a Spark executor. What is captured then stays usable
- * after it exits.
+ * after it exits, until every sample of it is named: then the recorder
+ * frees its address tables (released) and keeps its entry for the summary.
  */
 #ifndef SPARKPROF_PROCESS_TABLE_H
 #define SPARKPROF_PROCESS_TABLE_H
@@ -23,7 +24,9 @@ struct process {
 	pid_t pid;
 	char comm[16];              /* the main thread's name */
 	char label[48];             /* root frame: "comm-pid" */
-	bool retired;               /* the pid ran exec since (process_table_retire) */
+	bool retired;               /* the pid ran exec or exited since (process_table_retire) */
+	bool exited;                /* seen gone while the recording ran */
+	bool released;              /* exited or retired, every record named: tables freed */
 	struct proc_symbolizer *symbolizer; /* symbols/; NULL when /proc could not be read */
 	struct java_process *java;  /* jvm/; NULL unless libjvm.so is mapped */
 	struct executor *executor;  /* spark/; NULL unless a Spark executor */
@@ -32,6 +35,8 @@ struct process {
 	uint64_t cpu_samples;
 	uint64_t off_cpu_ns;
 	uint64_t unknown_user_frames;
+	uint64_t last_record_ns;    /* when its newest record arrived */
+	uint32_t pending;           /* its records still waiting to be named */
 };
 
 struct process_table;
@@ -48,8 +53,9 @@ struct process *process_table_get(struct process_table *table, pid_t pid,
 				  const char *fallback_comm, bool *created);
 struct process *process_table_find(struct process_table *table, pid_t pid);
 
-/* pid ran exec: its entry stays valid (and visited) but is no longer found
- * by pid, so the next get() creates a fresh one for the new program. */
+/* pid ran exec or exited: its entry stays valid (and visited) but is no
+ * longer found by pid, so the next get() creates a fresh one for the new
+ * program (or the process that reuses the pid). */
 void process_table_retire(struct process_table *table, pid_t pid);
 
 /* Visits processes in the order they were first seen. */

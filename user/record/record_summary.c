@@ -99,6 +99,8 @@ static int write_process(struct process *p, void *ctx)
 	}
 	json_key(w, "unknown_user_frames");
 	json_uint(w, p->unknown_user_frames);
+	json_key(w, "exited");
+	json_bool(w, p->exited);
 	json_key(w, "jvm");
 	json_bool(w, p->java != NULL);
 	if (p->java) {

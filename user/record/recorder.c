@@ -1,6 +1,7 @@
 /* recorder.c - see recorder.h. */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/fifo_arena.h"
+#include "base/grow_array.h"
 #include "base/log.h"
 #include "base/sample.h"
 #include "base/version.h"
@@ -32,6 +34,15 @@
  * records in chunks of this size, then reuses them. */
 #define PENDING_CHUNK_BYTES (1u << 20)
 #define DRAIN_BUDGET_NS (200 * NSEC_PER_MSEC)
+/* How often, and after how long without a record, processes are checked
+ * for having exited: a whole-node recording sees thousands of short-lived
+ * processes in an hour, and each holds its maps and address tables. */
+#define EXIT_SWEEP_NS (2000 * NSEC_PER_MSEC)
+/* A process first seen in its first milliseconds may not have mapped its
+ * libraries yet, and one that lives half a second is gone before its
+ * samples are named: in its first second, its maps are read again as its
+ * records arrive (at most every 100 ms, proc_symbolizer_refresh). */
+#define YOUNG_MAPS_NS (1000 * NSEC_PER_MSEC)
 
 /* A record waiting to be named: the BPF record without its unused stack
  * slots. */
@@ -61,6 +72,7 @@ struct recorder {
 	struct frame *frames;
 	struct recorder_totals totals;
 	uint64_t last_helper_poll_ns;
+	uint64_t last_exit_sweep_ns;
 	char host[256];
 	char frequency_text[16];
 };
@@ -311,6 +323,10 @@ int recorder_on_record(void *ctx, const void *data, size_t size)
 	memcpy(pr->addrs + nk, stacks->ustack, nu * sizeof(uint64_t));
 
 	pr->process = p;
+	p->pending++;
+	p->last_record_ns = pr->arrival_ns;
+	if (p->symbolizer && pr->arrival_ns - p->first_seen_ns < YOUNG_MAPS_NS)
+		proc_symbolizer_refresh(p->symbolizer);
 	if (p->java && (pr->ustack_flags & SP_USTACK_WALKED))
 		java_process_read_methods(p->java, pr->addrs + nk, nu);
 	if (rec->tail)
@@ -333,6 +349,8 @@ static int poll_jvm(struct process *p, void *ctx)
 	struct poll_ctx *pc = ctx;
 	uint64_t now = pc->now;
 
+	if (p->released)
+		return 0;
 	if (p->java) {
 		struct sp_hotspot_info info;
 
@@ -426,6 +444,56 @@ static void file_record(struct recorder *rec, const struct pending_record *pr)
 		executor_outputs_add(rec->executor_outputs, p->executor, &s);
 }
 
+struct sweep_ctx {
+	struct recorder *rec;
+	uint64_t now;
+	pid_t *gone;           /* pids to retire once the table is not walked */
+	size_t ngone, capgone;
+};
+
+/* Frees the tables of a process whose records are all named and that has
+ * exited (or ran exec: its entry describes a program no longer running).
+ * The names handed out live in the binary cache and the JVM's name stores,
+ * which stay: outputs still to be written point into them. */
+static int release_exited(struct process *p, void *ctx)
+{
+	struct sweep_ctx *sc = ctx;
+
+	if (p->released || p->pending)
+		return 0;
+	if (!p->retired) {
+		if (sc->now - p->last_record_ns < EXIT_SWEEP_NS ||
+		    kill(p->pid, 0) == 0 || errno != ESRCH ||
+		    grow_array((void **)&sc->gone, &sc->capgone, sc->ngone + 1, sizeof(*sc->gone)))
+			return 0;
+		sc->gone[sc->ngone++] = p->pid;
+		p->exited = true;
+		/* Its slot in the walker's map is free for the next JVM. */
+		if (p->java && sc->rec->cfg.on_jvm)
+			sc->rec->cfg.on_jvm(sc->rec->cfg.ctx, p->pid, NULL);
+	}
+	if (p->java)
+		java_process_poll(p->java, sc->now, true);   /* its last records */
+	proc_symbolizer_free(p->symbolizer);
+	p->symbolizer = NULL;
+	if (p->java)
+		java_process_release(p->java);
+	p->released = true;
+	return 0;
+}
+
+static void sweep_exited(struct recorder *rec, uint64_t now)
+{
+	struct sweep_ctx sc = { .rec = rec, .now = now };
+
+	rec->last_exit_sweep_ns = now;
+	process_table_foreach(rec->processes, release_exited, &sc);
+	/* A later process with the same pid gets an entry of its own. */
+	for (size_t i = 0; i < sc.ngone; i++)
+		process_table_retire(rec->processes, sc.gone[i]);
+	free(sc.gone);
+}
+
 void recorder_drain(struct recorder *rec, uint64_t now, bool flush_all)
 {
 	if (flush_all || now - rec->last_helper_poll_ns >= HELPER_POLL_NS) {
@@ -450,8 +518,11 @@ void recorder_drain(struct recorder *rec, uint64_t now, bool flush_all)
 		if (!rec->head)
 			rec->tail = NULL;
 		file_record(rec, pr);
+		pr->process->pending--;
 		fifo_arena_release_oldest(rec->pending);
 	}
+	if (!flush_all && now - rec->last_exit_sweep_ns >= EXIT_SWEEP_NS)
+		sweep_exited(rec, now);
 }
 
 void recorder_get_totals(const struct recorder *rec, struct recorder_totals *out)
