@@ -15,26 +15,33 @@ struct code_blob {
 	unsigned char is_method; /* L, else D */
 	unsigned char implicit_end; /* ended because a newer blob overlapped it */
 	unsigned char duplicate; /* same range and name as a live D: ignored */
-	size_t inl_first, inl_count; /* into jc->inl */
+	uint32_t inl_first, inl_count; /* into jc->inl */
 };
 
 /* PCs [start, end) of a blob, as offsets from its start, and the chain
- * of frames inlined there. */
+ * of frames inlined there.  An executor's JIT holds hundreds of thousands
+ * of ranges: 12 bytes each. */
 struct inline_range {
 	uint32_t start, end;
+	uint32_t chain;        /* into chains.chains */
+};
+
+struct chain {
 	uint32_t names_first;  /* into chains.names, innermost first */
 	uint32_t depth;
 };
 
 /* Chains of inlined frames, each stored once: a compiled method's ranges
  * and the methods that inline the same callees repeat the same chains.
- * Found by an open-addressing index over (names), at most half full. */
+ * Found by an open-addressing index of chain numbers + 1 (0: empty), at
+ * most half full. */
 struct chain_store {
 	const char **names;
 	size_t nnames, capnames;
-	struct inline_range *index;  /* names_first and depth; depth 0: empty */
+	struct chain *chains;
+	size_t count, capchains;
+	uint32_t *index;
 	size_t capindex;             /* a power of two */
-	size_t count;
 };
 
 struct jit_code {
@@ -68,6 +75,7 @@ void jit_code_free(struct jit_code *jc)
 	free(jc->max_end);
 	free(jc->inl);
 	free(jc->chains.names);
+	free(jc->chains.chains);
 	free(jc->chains.index);
 	free(jc);
 }
@@ -86,20 +94,18 @@ static uint64_t chain_hash(const char *const *names, uint32_t depth)
 static int chain_grow_index(struct chain_store *cs)
 {
 	size_t cap = cs->capindex ? cs->capindex * 2 : 1024;
-	struct inline_range *idx = calloc(cap, sizeof(*idx));
+	uint32_t *idx = calloc(cap, sizeof(*idx));
 
 	if (!idx)
 		return -ENOMEM;
-	for (size_t i = 0; i < cs->capindex; i++) {
-		struct inline_range e = cs->index[i];
+	for (size_t c = 0; c < cs->count; c++) {
+		const struct chain *ch = &cs->chains[c];
 		size_t j;
 
-		if (!e.depth)
-			continue;
-		for (j = chain_hash(&cs->names[e.names_first], e.depth) & (cap - 1); idx[j].depth;
+		for (j = chain_hash(&cs->names[ch->names_first], ch->depth) & (cap - 1); idx[j];
 		     j = (j + 1) & (cap - 1))
 			;
-		idx[j] = e;
+		idx[j] = (uint32_t)c + 1;
 	}
 	free(cs->index);
 	cs->index = idx;
@@ -113,44 +119,47 @@ static size_t chain_slot(const struct chain_store *cs, const char *const *names,
 {
 	size_t j;
 
-	for (j = chain_hash(names, depth) & (cs->capindex - 1); cs->index[j].depth;
+	for (j = chain_hash(names, depth) & (cs->capindex - 1); cs->index[j];
 	     j = (j + 1) & (cs->capindex - 1)) {
-		struct inline_range e = cs->index[j];
+		const struct chain *ch = &cs->chains[cs->index[j] - 1];
 
-		if (e.depth == depth &&
-		    !memcmp(&cs->names[e.names_first], names, depth * sizeof(*names)))
+		if (ch->depth == depth &&
+		    !memcmp(&cs->names[ch->names_first], names, depth * sizeof(*names)))
 			break;
 	}
 	return j;
 }
 
-/* Where chain names[0..depth) lies in cs, stored if new.  0 or -ENOMEM. */
+/* The number of chain names[0..depth) in cs, stored if new.  0 or
+ * -ENOMEM. */
 static int chain_intern(struct chain_store *cs, const char *const *names, uint32_t depth,
-			uint32_t *first)
+			uint32_t *chain)
 {
 	size_t j;
 
 	if ((cs->count + 1) * 2 > cs->capindex && chain_grow_index(cs))
 		return -ENOMEM;
 	j = chain_slot(cs, names, depth);
-	if (cs->index[j].depth) {
-		*first = cs->index[j].names_first;
+	if (cs->index[j]) {
+		*chain = cs->index[j] - 1;
 		return 0;
 	}
-	if (cs->nnames + depth > UINT32_MAX ||
-	    grow_array((void **)&cs->names, &cs->capnames, cs->nnames + depth, sizeof(*cs->names)))
+	if (cs->nnames + depth > UINT32_MAX || cs->count + 1 >= UINT32_MAX ||
+	    grow_array((void **)&cs->names, &cs->capnames, cs->nnames + depth, sizeof(*cs->names)) ||
+	    grow_array((void **)&cs->chains, &cs->capchains, cs->count + 1, sizeof(*cs->chains)))
 		return -ENOMEM;
 	memcpy(&cs->names[cs->nnames], names, depth * sizeof(*names));
-	*first = (uint32_t)cs->nnames;
-	cs->index[j] = (struct inline_range){ .names_first = *first, .depth = depth };
+	cs->chains[cs->count] = (struct chain){ (uint32_t)cs->nnames, depth };
+	*chain = (uint32_t)cs->count;
+	cs->index[j] = (uint32_t)++cs->count;
 	cs->nnames += depth;
-	cs->count++;
 	return 0;
 }
 
 static void chain_store_free(struct chain_store *cs)
 {
 	free(cs->names);
+	free(cs->chains);
 	free(cs->index);
 	memset(cs, 0, sizeof(*cs));
 }
@@ -267,6 +276,7 @@ size_t jit_code_memory(const struct jit_code *jc)
 	return sizeof(*jc) + jc->capblobs * sizeof(*jc->blobs) + jc->caplive * sizeof(*jc->live) +
 	       jc->capindex * (sizeof(*jc->by_start) + sizeof(*jc->max_end)) +
 	       jc->capinl * sizeof(*jc->inl) + jc->chains.capnames * sizeof(*jc->chains.names) +
+	       jc->chains.capchains * sizeof(*jc->chains.chains) +
 	       jc->chains.capindex * sizeof(*jc->chains.index);
 }
 
@@ -294,11 +304,10 @@ size_t jit_code_forget(struct jit_code *jc, uint64_t ts)
 		const struct code_blob *b = &jc->blobs[i];
 
 		for (size_t k = 0; keeps(jc, b, ts) && k < b->inl_count; k++) {
-			const struct inline_range *r = &jc->inl[b->inl_first + k];
-			uint32_t first;
+			const struct chain *ch = &jc->chains.chains[jc->inl[b->inl_first + k].chain];
+			uint32_t id;
 
-			if (chain_intern(&kept, &jc->chains.names[r->names_first], r->depth,
-					 &first)) {
+			if (chain_intern(&kept, &jc->chains.names[ch->names_first], ch->depth, &id)) {
 				chain_store_free(&kept);
 				free(new_index);
 				return 0;
@@ -317,13 +326,14 @@ size_t jit_code_forget(struct jit_code *jc, uint64_t ts)
 		 * down never overwrites what is still to be read. */
 		for (size_t k = 0; k < b.inl_count; k++) {
 			struct inline_range r = jc->inl[b.inl_first + k];
+			const struct chain *ch = &jc->chains.chains[r.chain];
 
 			/* Every kept chain is in the new store already. */
-			r.names_first = kept.index[chain_slot(&kept, &jc->chains.names[r.names_first],
-							      r.depth)].names_first;
+			r.chain = kept.index[chain_slot(&kept, &jc->chains.names[ch->names_first],
+							ch->depth)] - 1;
 			jc->inl[ninl + k] = r;
 		}
-		b.inl_first = ninl;
+		b.inl_first = (uint32_t)ninl;
 		ninl += b.inl_count;
 		new_index[i] = n;
 		jc->blobs[n++] = b;
@@ -369,14 +379,15 @@ int jit_code_add_inline(struct jit_code *jc, uint64_t id, uint64_t start, uint64
 	/* Sorted and disjoint, for the binary search in inline_at(). */
 	if (b->inl_count && start - b->start < jc->inl[b->inl_first + b->inl_count - 1].end)
 		return -EINVAL;
-	uint32_t first;
-	if (grow_array((void **)&jc->inl, &jc->capinl, jc->ninl + 1, sizeof(*jc->inl)) ||
-	    chain_intern(&jc->chains, names, depth, &first))
+	uint32_t chain;
+	if (jc->ninl >= UINT32_MAX ||
+	    grow_array((void **)&jc->inl, &jc->capinl, jc->ninl + 1, sizeof(*jc->inl)) ||
+	    chain_intern(&jc->chains, names, depth, &chain))
 		return -ENOMEM;
 	if (!b->inl_count)
-		b->inl_first = jc->ninl;
+		b->inl_first = (uint32_t)jc->ninl;
 	jc->inl[jc->ninl++] = (struct inline_range){ (uint32_t)(start - b->start),
-						     (uint32_t)(end - b->start), first, depth };
+						     (uint32_t)(end - b->start), chain };
 	b->inl_count++;
 	return 0;
 }
@@ -521,11 +532,12 @@ int jit_code_resolve(struct jit_code *jc, uint64_t addr, uint64_t ts, struct fra
 		return 1;
 	}
 	const struct inline_range *in = inline_at(jc, b, addr);
-	int depth = in ? (int)in->depth : 0;
+	const struct chain *ch = in ? &jc->chains.chains[in->chain] : NULL;
+	int depth = ch ? (int)ch->depth : 0;
 	int skip = depth + 1 > max ? depth + 1 - max : 0;   /* drop innermost first */
 	int n = 0;
 	for (int i = skip; i < depth; i++)
-		out[n++] = (struct frame){ jc->chains.names[in->names_first + i], FRAME_INLINED };
+		out[n++] = (struct frame){ jc->chains.names[ch->names_first + i], FRAME_INLINED };
 	out[n++] = (struct frame){ b->name, FRAME_JIT };
 	return n;
 }
