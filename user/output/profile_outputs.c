@@ -39,11 +39,10 @@ struct profile_output {
 	 * readers know.  NULL until a sample comes after the output was
 	 * made, parked or saved at an epoch. */
 	struct folded_profile *profiles[PROFILE_KINDS];
-	/* Trees of its counts saved in the spill file, PROFILE_KINDS refs a
-	 * set (bytes 0: none of that kind): one set for each epoch it was
-	 * running at, or one set alone since it was last parked. */
-	struct count_spill_ref *saved;
-	uint32_t nsaved;
+	/* Trees of its counts saved in the spill file, by kind (bytes 0:
+	 * none): what it counted before its last epoch or parking, all of it
+	 * merged into one tree a kind. */
+	struct count_spill_ref saved[PROFILE_KINDS];
 	uint64_t cpu_period_ns;         /* what one on-CPU sample weighs in .wall */
 	struct jfr_writer *jfr;         /* opened at the first sample */
 	bool jfr_failed;                /* reported once; the folded files go on */
@@ -115,7 +114,6 @@ static void output_free(void *value)
 	if (o->jfr)
 		jfr_writer_close(o->jfr); /* only on error paths: write() closes them */
 	free_profiles(o);
-	free(o->saved);
 	free(o->labels);
 	free(o);
 }
@@ -413,12 +411,10 @@ static struct folded_tree *kind_tree(const struct profile_outputs *outs,
 	struct folded_tree *t = folded_tree_new();
 
 	*err = t ? 0 : -ENOMEM;
-	for (uint32_t i = 0; i < o->nsaved && !*err; i++) {
-		const struct count_spill_ref *ref = &o->saved[i * PROFILE_KINDS + kind];
-		void *data;
+	const struct count_spill_ref *ref = &o->saved[kind];
+	void *data;
 
-		if (!ref->bytes || (*err = count_spill_get_bytes(outs->spill, ref, &data)))
-			continue;
+	if (t && ref->bytes && !(*err = count_spill_get_bytes(outs->spill, ref, &data))) {
 		*err = folded_tree_add_saved(t, data, ref->bytes);
 		free(data);
 		if (*err == -EINVAL) {
@@ -454,27 +450,12 @@ static int save_tree(const struct profile_outputs *outs, const struct folded_tre
 	return err;
 }
 
-/* Keeps refs (PROFILE_KINDS of them) as o's newest set, or as its only
- * one. 0 or -ENOMEM. */
-static int keep_saved(struct profile_output *o, const struct count_spill_ref *refs, bool only)
-{
-	size_t n = only ? 1 : (size_t)o->nsaved + 1;
-	struct count_spill_ref *saved = realloc(only ? NULL : o->saved,
-						n * PROFILE_KINDS * sizeof(*saved));
-
-	if (!saved)
-		return -ENOMEM;
-	memcpy(saved + (n - 1) * PROFILE_KINDS, refs, PROFILE_KINDS * sizeof(*refs));
-	if (only)
-		free(o->saved);
-	o->saved = saved;
-	o->nsaved = (uint32_t)n;
-	return 0;
-}
-
 /* An epoch ends: o's counts are saved and its profiles freed (made again
  * by its next sample, on the new table), and its JFR chunk, which names
- * stacks by id, is ended. */
+ * stacks by id, is ended.  What o saved at earlier epochs is merged into
+ * the one set saved now: an output that runs all along (the node's, an
+ * executor's) would otherwise have a set per epoch, every one merged again
+ * at the stop, and a stop after an hour would repeat an hour's merges. */
 static int save_running(const char *name, void *value, void *ctx)
 {
 	struct profile_outputs *outs = ctx;
@@ -491,16 +472,16 @@ static int save_running(const char *name, void *value, void *ctx)
 	for (int k = 0; k < PROFILE_KINDS && !err; k++) {
 		struct folded_tree *t;
 
-		if (!o->profiles[k] || !folded_profile_total(o->profiles[k]))
+		if (!o->saved[k].bytes && (!o->profiles[k] || !folded_profile_total(o->profiles[k])))
 			continue;
-		t = folded_tree_build(o->profiles[k]);
-		err = t ? save_tree(outs, t, &refs[k]) : -ENOMEM;
+		t = kind_tree(outs, o, k, &err);
+		if (t)
+			err = save_tree(outs, t, &refs[k]);
 		folded_tree_free(t);
 	}
-	if (!err)
-		err = keep_saved(o, refs, false);
 	if (err)
 		return err;
+	memcpy(o->saved, refs, sizeof(o->saved));
 	free_profiles(o);
 	return 0;
 }
@@ -719,8 +700,8 @@ static void write_profile(const struct profile_outputs *outs, const struct profi
 
 /* Writes all of o's files (each file's error is in o->errors); returns the
  * first error of a folded file or page (a JFR error was reported and does
- * not stop the others).  parking: the trees written from are saved, as
- * o's only set (they hold its earlier ones), and the JFR writer's key
+ * not stop the others).  parking: the trees written from are saved as
+ * o's saved trees (they hold the earlier ones), and the JFR writer's key
  * state goes to the spill file, for appending. */
 static int write_files(struct profile_outputs *outs, struct profile_output *o, bool parking)
 {
@@ -764,7 +745,9 @@ static int write_files(struct profile_outputs *outs, struct profile_output *o, b
 	for (int i = 0; i < OUTPUT_FILE_KINDS; i++)
 		if (errs[i] && i != OUTPUT_JFR)
 			return errs[i];
-	return parking ? keep_saved(o, saves, true) : 0;
+	if (parking)
+		memcpy(o->saved, saves, sizeof(o->saved));
+	return 0;
 }
 
 /* Writing what still runs is most of a stop, and outputs share nothing
