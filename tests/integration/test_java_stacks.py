@@ -135,9 +135,11 @@ def test_stacks_deeper_than_the_walker_are_cut_and_counted(tmp_path, jdks, class
     cut = [(f, c) for f, c in samples if f[0] == "[truncated: deeper frames not walked]"]
     assert sum(c for _, c in cut) / total >= 0.9, (total, [f[:2] for f, _ in samples[:5]])
     # The leaf side is kept: the spinning method or the recursion within the
-    # last frames (clock reads may sit below it).
-    lost_leaf = [f[-12:] for f, _ in cut
-                 if "JavaStacks.spinFor" not in f[-10:] and "JavaStacks$Deep.recurse" not in f[-10:]]
+    # last user frames (clock reads may sit below it; a page fault or an
+    # interrupt adds a dozen kernel frames under any of them).
+    user = [([x for x in f if not x.endswith("_[k]")], f) for f, _ in cut]
+    lost_leaf = [f[-16:] for u, f in user
+                 if "JavaStacks.spinFor" not in u[-10:] and "JavaStacks$Deep.recurse" not in u[-10:]]
     assert not lost_leaf, lost_leaf[:3]
     assert read_summary(tmp_path)["partial_stacks"]["user_stack_truncated"] > 0
 
