@@ -1,5 +1,7 @@
 /* string_pool.c - see string_pool.h.  Open addressing over the copies,
- * at most half full. */
+ * at most half full.  A slot is the copy's address alone: its length is
+ * kept just before it, so a pool of a JVM's 20k method names costs 8
+ * bytes a slot, not 16. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,16 +17,23 @@ struct chunk {
 	char data[];
 };
 
-struct slot {
-	const char *s;               /* NULL: empty */
-	size_t len;                  /* s may hold NULs: compare by length */
-};
-
 struct string_pool {
 	struct chunk *chunks;        /* newest first; only the newest has room */
-	struct slot *slots;          /* capacity a power of two */
+	const char **slots;          /* NULL: empty; capacity a power of two */
 	size_t count, cap;
 };
+
+/* A copy is its length (4 bytes, unaligned) then its bytes and a NUL; it
+ * may hold NULs, so copies are compared by length. */
+#define LEN_BYTES sizeof(uint32_t)
+
+static size_t copy_len(const char *s)
+{
+	uint32_t len;
+
+	memcpy(&len, s - LEN_BYTES, LEN_BYTES);
+	return len;
+}
 
 static uint64_t hash_bytes(const char *s, size_t len)
 {
@@ -55,16 +64,18 @@ void string_pool_free(struct string_pool *pool)
 static int grow_slots(struct string_pool *pool)
 {
 	size_t cap = pool->cap ? pool->cap * 2 : 1024;
-	struct slot *n = calloc(cap, sizeof(*n));
+	const char **n = calloc(cap, sizeof(*n));
 	if (!n)
 		return -ENOMEM;
 	for (size_t i = 0; i < pool->cap; i++) {
-		if (!pool->slots[i].s)
+		const char *s = pool->slots[i];
+
+		if (!s)
 			continue;
-		size_t j = hash_bytes(pool->slots[i].s, pool->slots[i].len) & (cap - 1);
-		while (n[j].s)
+		size_t j = hash_bytes(s, copy_len(s)) & (cap - 1);
+		while (n[j])
 			j = (j + 1) & (cap - 1);
-		n[j] = pool->slots[i];
+		n[j] = s;
 	}
 	free(pool->slots);
 	pool->slots = n;
@@ -97,18 +108,25 @@ const char *string_pool_intern(struct string_pool *pool, const char *s, size_t l
 		errno = ENOMEM;
 		return NULL;
 	}
+	if (len > UINT32_MAX - LEN_BYTES - 1) {
+		errno = ENOMEM;
+		return NULL;
+	}
 	size_t j = hash_bytes(s, len) & (pool->cap - 1);
-	for (; pool->slots[j].s; j = (j + 1) & (pool->cap - 1))
-		if (pool->slots[j].len == len && !memcmp(pool->slots[j].s, s, len))
-			return pool->slots[j].s;
-	char *p = reserve(pool, len + 1);
+	for (const char *o; (o = pool->slots[j]); j = (j + 1) & (pool->cap - 1))
+		if (copy_len(o) == len && !memcmp(o, s, len))
+			return o;
+	char *p = reserve(pool, LEN_BYTES + len + 1);
 	if (!p) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	uint32_t len32 = (uint32_t)len;
+	memcpy(p, &len32, LEN_BYTES);
+	p += LEN_BYTES;
 	memcpy(p, s, len);
 	p[len] = 0;
-	pool->slots[j] = (struct slot){ p, len };
+	pool->slots[j] = p;
 	pool->count++;
 	return p;
 }
