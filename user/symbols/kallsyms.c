@@ -19,12 +19,14 @@
 /* The very last symbol has no successor; allow it one page. */
 #define KSYM_LAST_SIZE 4096u
 
+/* 16 bytes: a kernel has 100k text symbols or more. */
 struct ksym {
 	uint64_t addr;
-	uint64_t end;
 	uint32_t name;     /* offset in names; UINT32_MAX: boundary only */
-	uint8_t rank;      /* lower wins when several symbols share an address */
-	uint8_t is_text;
+	/* While parsing, the order among symbols at one address (lower wins:
+	 * text before boundary-only, then by rank); then the symbol's length
+	 * (at most KSYM_MAX_SIZE). */
+	uint32_t order_then_len;
 };
 
 struct kallsyms {
@@ -74,10 +76,8 @@ static int cmp_ksym(const void *a, const void *b)
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
 	/* Text before boundary-only symbols, then the best name first. */
-	if (x->is_text != y->is_text)
-		return x->is_text ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
+	if (x->order_then_len != y->order_then_len)
+		return x->order_then_len < y->order_then_len ? -1 : 1;
 	return x->name < y->name ? -1 : x->name > y->name;
 }
 
@@ -139,9 +139,8 @@ struct kallsyms *kallsyms_parse(const char *buf, size_t len)
 		}
 		/* Every symbol bounds its predecessor; only text ones get names. */
 		ks->syms[ks->nsyms].addr = addr;
-		ks->syms[ks->nsyms].end = 0;
-		ks->syms[ks->nsyms].is_text = text && !marker;
-		ks->syms[ks->nsyms].rank = symbol_rank(type, name, name_len, !text || marker);
+		ks->syms[ks->nsyms].order_then_len = (text && !marker ? 0 : 256u) +
+			symbol_rank(type, name, name_len, !text || marker);
 		if (text && !marker) {
 			ks->syms[ks->nsyms].name = (uint32_t)ks->names_len;
 			memcpy(ks->names + ks->names_len, name, name_len);
@@ -184,7 +183,7 @@ struct kallsyms *kallsyms_parse(const char *buf, size_t len)
 			next = UINT64_MAX;
 		if (next - a > KSYM_MAX_SIZE)
 			next = a + KSYM_LAST_SIZE;
-		ks->syms[i].end = next;
+		ks->syms[i].order_then_len = (uint32_t)(next - a);
 	}
 	/* Keep only named text symbols; their ends are already computed. */
 	size_t kept = 0;
@@ -247,7 +246,7 @@ const char *kallsyms_lookup(const struct kallsyms *ks, uint64_t addr)
 		else
 			hi = mid;
 	}
-	if (addr >= ks->syms[lo].end)
+	if (addr - ks->syms[lo].addr >= ks->syms[lo].order_then_len)
 		return NULL;
 	return ks->names + ks->syms[lo].name;
 }
