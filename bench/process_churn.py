@@ -24,19 +24,10 @@ import tempfile
 import threading
 import time
 
+from node_cost import vm_rss_kib
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROG = os.path.join(ROOT, "build", "progs", "hot_functions")
-
-
-def vm_rss_kib(pid):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        return None
-    return None
 
 
 def churn(stop, rate, pids):
