@@ -19,6 +19,7 @@
 #include "shell_tools.h"
 #include "symbols/binary_cache.h"
 #include "symbols/proc_symbolizer.h"
+#include "sparkprof_events.h"
 #include "tap.h"
 
 #define TARGET "build/progs/symbols_target"
@@ -252,10 +253,17 @@ static void test_self(struct binary_cache *bc)
 	void *late = h ? dlsym(h, "late_loaded_function") : NULL;
 	CHECK(late != NULL, "late library loaded");
 	if (late) {
+		uint64_t stack[] = { (uint64_t)(uintptr_t)qs, SP_USTACK_METHOD_TAG | 0x10,
+				     (uint64_t)(uintptr_t)late };
+
+		CHECK(proc_symbolizer_maps_hold(ps, stack, 2) && !proc_symbolizer_maps_hold(ps, stack, 3),
+		      "the maps hold qsort (a tagged method entry is not looked at), not the late "
+		      "library");
 		CHECK(proc_symbolizer_resolve(ps, (uint64_t)(uintptr_t)late, &f) == PROC_SYM_UNMAPPED,
 		      "late library: unmapped before a refresh");
 		sleep_ms(110);
 		CHECK(proc_symbolizer_refresh(ps) == 1, "refresh");
+		CHECK(proc_symbolizer_maps_hold(ps, stack, 3), "the maps hold it after a refresh");
 		CHECK_STR(resolve_name(ps, (uint64_t)(uintptr_t)late + 1, NULL), "late_loaded_function",
 			  "late library named after a refresh");
 	}

@@ -40,8 +40,9 @@
 #define EXIT_SWEEP_NS (2000 * NSEC_PER_MSEC)
 /* A process first seen in its first milliseconds may not have mapped its
  * libraries yet, and one that lives half a second is gone before its
- * samples are named: in its first second, its maps are read again as its
- * records arrive (at most every 100 ms, proc_symbolizer_refresh). */
+ * samples are named: in its first second in the table, its maps are read
+ * again when a record arrives with an address they do not hold (at most
+ * every 100 ms, proc_symbolizer_refresh). */
 #define YOUNG_MAPS_NS (1000 * NSEC_PER_MSEC)
 
 /* A record waiting to be named: the BPF record without its unused stack
@@ -325,7 +326,8 @@ int recorder_on_record(void *ctx, const void *data, size_t size)
 	pr->process = p;
 	p->pending++;
 	p->last_record_ns = pr->arrival_ns;
-	if (p->symbolizer && pr->arrival_ns - p->first_seen_ns < YOUNG_MAPS_NS)
+	if (p->symbolizer && pr->arrival_ns - p->first_seen_ns < YOUNG_MAPS_NS &&
+	    !proc_symbolizer_maps_hold(p->symbolizer, pr->addrs + nk, nu))
 		proc_symbolizer_refresh(p->symbolizer);
 	if (p->java && (pr->ustack_flags & SP_USTACK_WALKED))
 		java_process_read_methods(p->java, pr->addrs + nk, nu);

@@ -9,6 +9,7 @@
 #include "base/log.h"
 #include "symbols/addr_cache.h"
 #include "symbols/proc_symbolizer.h"
+#include "sparkprof_events.h"
 
 #define REFRESH_INTERVAL_NS (100ull * 1000 * 1000)
 
@@ -268,6 +269,15 @@ size_t proc_symbolizer_memory(const struct proc_symbolizer *ps)
 pid_t proc_symbolizer_pid(const struct proc_symbolizer *ps)
 {
 	return ps->pid;
+}
+
+bool proc_symbolizer_maps_hold(const struct proc_symbolizer *ps, const uint64_t *addrs,
+			       size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!(addrs[i] & SP_USTACK_METHOD_TAG) && !proc_maps_find(ps->maps, addrs[i]))
+			return false;
+	return true;
 }
 
 bool proc_symbolizer_maps_file(const struct proc_symbolizer *ps, const char *basename)

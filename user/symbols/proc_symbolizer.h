@@ -56,6 +56,12 @@ size_t proc_symbolizer_memory(const struct proc_symbolizer *ps);
 
 pid_t proc_symbolizer_pid(const struct proc_symbolizer *ps);
 
+/* Whether the maps last read hold every one of addrs[0..n) (a walked
+ * stack's tagged method entries, SP_USTACK_METHOD_TAG, are not looked
+ * at): false when the process mapped something since. */
+bool proc_symbolizer_maps_hold(const struct proc_symbolizer *ps, const uint64_t *addrs,
+			       size_t n);
+
 /* Whether the maps last read hold a file named basename ("libjvm.so"). */
 bool proc_symbolizer_maps_file(const struct proc_symbolizer *ps, const char *basename);
 
