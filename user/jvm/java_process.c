@@ -90,6 +90,8 @@ void java_process_free(struct java_process *jp)
 
 void java_process_release(struct java_process *jp)
 {
+	if (jp->helper)
+		jvm_helper_log_poll(jp->helper);   /* its last records, for the stats */
 	jvm_helper_log_release(jp->helper);
 	hotspot_release(jp->hotspot);
 	ns_tids_free(jp->ns_tids);

@@ -38,10 +38,10 @@ struct java_process *java_process_new(pid_t pid, uint64_t now_ns,
 				      jvm_helper_thread_listener fn, void *ctx);
 void java_process_free(struct java_process *jp);
 
-/* The JVM is gone and every sample of it named: frees what names its
- * addresses (the helper's code store, the method index).  Names already
- * handed out stay valid, and so do its summary figures; later lookups
- * answer unknown. */
+/* The JVM is gone and every sample of it named: reads what its helper
+ * wrote last, then frees what names its addresses (the helper's code
+ * store, the method index).  Names already handed out stay valid, and so
+ * do its summary figures; later lookups answer unknown. */
 void java_process_release(struct java_process *jp);
 
 /* Reads what the helper wrote since the last call; without a helper yet,

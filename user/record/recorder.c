@@ -474,8 +474,6 @@ static int release_exited(struct process *p, void *ctx)
 		if (p->java && sc->rec->cfg.on_jvm)
 			sc->rec->cfg.on_jvm(sc->rec->cfg.ctx, p->pid, NULL);
 	}
-	if (p->java)
-		java_process_poll(p->java, sc->now, true);   /* its last records */
 	proc_symbolizer_free(p->symbolizer);
 	p->symbolizer = NULL;
 	if (p->java)
