@@ -869,12 +869,15 @@ def report(mode, m, res):
                   f"`{so.get('helper_opts') or 'defaults'}`): the newest file left in /tmp, "
                   "and what the recording read, following the log into new files:", "",
                   "| JVM | file left MB | lines read | new files followed | restated lines "
-                  "skipped | malformed |", "|---|---|---|---|---|---|"]
+                  "skipped | malformed | J records left in the file | methods read back "
+                  "(unreadable) | ranges kept |", "|---|---|---|---|---|---|---|---|---|"]
             for h in so["helper_logs"]:
                 who = f"executor {h['executor']}" if h.get("executor") else f"pid {h['pid']}"
                 size = f"{h['file_bytes'] / 1e6:.1f}" if h.get("file_bytes") else "-"
                 L.append(f"| {who} | {size} | {h['lines']:,} | {h['new_files']} | "
-                         f"{h['restated_lines_skipped']:,} | {h['malformed_lines']} |")
+                         f"{h['restated_lines_skipped']:,} | {h['malformed_lines']} | "
+                         f"{h.get('inline_deferred', 0):,} | {h.get('inline_loads', 0):,} "
+                         f"({h.get('inline_unreadable', 0):,}) | {h['inline_ranges']:,} |")
         if so.get("churn_died_s") is not None:
             L += ["", f"**CodeChurn exited early, by {so['churn_died_s']:.0f} s**: the run "
                   "after that had no JIT churn beside Spark."]

@@ -1,8 +1,10 @@
 /* fuzz_jvm_helper_log.c - the helper log parser and its lookups on any
- * bytes. */
+ * bytes: fed, or read from a file (inlined frames deferred and read back). */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "jvm/jvm_helper_log.h"
 
@@ -13,15 +15,29 @@ static void count(void *ctx, const struct jvm_helper_thread_event *ev)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct jvm_helper_log *log = jvm_helper_log_new();
-	if (!log)
-		return 0;
+	struct jvm_helper_log *log;
 	size_t seen = 0;
+	int fd = size & 4 ? memfd_create("helper-log", 0) : -1;
+
+	if (fd >= 0 && write(fd, data, size) != (ssize_t)size) {
+		close(fd);
+		return 0;
+	}
+	log = fd >= 0 ? jvm_helper_log_from_fd(fd) : jvm_helper_log_new();
+	if (!log) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
 	jvm_helper_log_set_thread_listener(log, count, &seen);
-	/* Fed in two pieces, as a reader polling a growing file would. */
-	size_t half = size / 2;
-	size_t used = jvm_helper_log_feed(log, (const char *)data, half);
-	jvm_helper_log_feed(log, (const char *)data + used, size - used);
+	if (fd >= 0) {
+		jvm_helper_log_poll(log);
+	} else {
+		/* Fed in two pieces, as a reader polling a growing file would. */
+		size_t half = size / 2;
+		size_t used = jvm_helper_log_feed(log, (const char *)data, half);
+		jvm_helper_log_feed(log, (const char *)data + used, size - used);
+	}
 	/* The same bytes as the new file a G record announces. */
 	if (size & 2) {
 		jvm_helper_log_next_file(log);

@@ -372,6 +372,139 @@ static void test_real_numbered_log(void)
 	jvm_helper_log_free(log);
 }
 
+/* The first J range of the k-th method with J records in a log: the time
+ * of its L record and the range's address.  0 if there is none. */
+static int method_range(const char *text, int k, uint64_t *ts, uint64_t *addr)
+{
+	unsigned long long t = 0, start = 0, last = 0;
+
+	for (const char *line = text; line && *line; line = strchr(line, '\n'), line += !!line) {
+		unsigned long long id, off;
+
+		if (sscanf(line, "L %llu %*u %llx", &t, &start) == 2)
+			continue;
+		if (sscanf(line, "J %llu %llx", &id, &off) != 2 || id == last)
+			continue;
+		last = id;
+		if (k-- == 0) {
+			*ts = t;
+			*addr = start + off;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The same executor's log read from its file, as the recorder reads it:
+ * the J records stay in the file until a lookup lands in their method, and
+ * then name exactly what the reader that kept them names.  A file changed
+ * under the reader (the JVM's user owns it) costs the inlined frames of the
+ * methods not yet read back, never a wrong name. */
+static void test_deferred_inline_from_file(void)
+{
+	FILE *in = fopen("tests/fuzz/corpus/jvm_helper_log/numbered_executor_jdk17.log", "r");
+	static char text[1 << 16], copy[1 << 16];
+	char path[64], header[128];
+	size_t len, hlen;
+	const char *body;
+
+	CHECK(in != NULL, "the recorded executor log is there");
+	if (!in)
+		return;
+	len = fread(text, 1, sizeof(text) - 1, in);
+	fclose(in);
+	text[len] = 0;
+	body = strchr(text, '\n') + 1;
+	/* Its own header: a log older than the process is stale. */
+	hlen = snprintf(header, sizeof(header), "H 1 %d %llu start 17.0.15\n", (int)getpid(),
+			(unsigned long long)now_ns());
+	snprintf(path, sizeof(path), SPARKPROF_HELPER_LOG_FMT, (int)getpid());
+	unlink(path);
+	FILE *out = fopen(path, "w");
+	fwrite(header, 1, hlen, out);
+	fwrite(body, 1, len - (body - text), out);
+	fclose(out);
+
+	struct jvm_helper_log *kept = jvm_helper_log_new();
+	jvm_helper_log_feed(kept, text, len);
+	struct jvm_helper_log *log = jvm_helper_log_open(getpid());
+	CHECK(log && jvm_helper_log_poll(log) > 0, "opened and read from its file");
+	if (!log) {
+		jvm_helper_log_free(kept);
+		return;
+	}
+	const struct jvm_helper_log_stats *ks = jvm_helper_log_get_stats(kept);
+	const struct jvm_helper_log_stats *fs = jvm_helper_log_get_stats(log);
+	CHECK(fs->inline_deferred == ks->inline_ranges && fs->inline_ranges == 0 &&
+	      !fs->malformed, "all %llu J records left in the file",
+	      (unsigned long long)fs->inline_deferred);
+	CHECK(jvm_helper_log_jit_memory(log) < jvm_helper_log_jit_memory(kept),
+	      "the store holds less: %zu bytes against %zu", jvm_helper_log_jit_memory(log),
+	      jvm_helper_log_jit_memory(kept));
+
+	unsigned long long ts = 0, start = 0, methods = 0, last_id = 0;
+	int ranges = 0, same = 0, inlined = 0;
+	memcpy(copy, text, len + 1);
+	for (char *line = strtok(copy, "\n"); line; line = strtok(NULL, "\n")) {
+		unsigned long long id, size, off;
+		if (sscanf(line, "L %llu %llu %llx %llx", &ts, &id, &start, &size) == 4)
+			continue;
+		if (sscanf(line, "J %llu %llx", &id, &off) != 2)
+			continue;
+		methods += id != last_id;
+		last_id = id;
+		struct frame a[16], b[16];
+		int na = jvm_helper_log_resolve(kept, start + off, ts, a, 16);
+		int nb = jvm_helper_log_resolve(log, start + off, ts, b, 16);
+		int eq = na == nb;
+		for (int i = 0; eq && i < na; i++)
+			eq = !strcmp(a[i].name, b[i].name) && a[i].type == b[i].type;
+		ranges++;
+		same += eq;
+		inlined += nb >= 2 && b[0].type == FRAME_INLINED;
+	}
+	CHECK(ranges > 100 && same == ranges && inlined == ranges,
+	      "%d of %d J ranges named as the reader that kept them names them, %d with their "
+	      "inlined frames", same, ranges, inlined);
+	CHECK(fs->inline_loads == methods && !fs->inline_unreadable &&
+	      fs->inline_ranges == ks->inline_ranges,
+	      "each of the %llu methods read back once (%llu), all %llu ranges",
+	      methods, (unsigned long long)fs->inline_loads,
+	      (unsigned long long)fs->inline_ranges);
+	jvm_helper_log_free(log);
+
+	/* Changed under the reader: overwritten in place, then cut short. */
+	log = jvm_helper_log_open(getpid());
+	CHECK(log && jvm_helper_log_poll(log) > 0, "read again");
+	if (log) {
+		int fd = open(path, O_WRONLY);
+		size_t n = len - (body - text);
+		uint64_t at, addr;
+		struct frame f[16];
+		int nf;
+
+		memset(copy, 'x', n);
+		for (size_t i = 63; i < n; i += 64)
+			copy[i] = '\n';
+		CHECK(fd >= 0 && pwrite(fd, copy, n, hlen) == (ssize_t)n, "its lines overwritten");
+		nf = method_range(text, 0, &at, &addr) ? jvm_helper_log_resolve(log, addr, at, f, 16) : -1;
+		CHECK(nf == 1 && f[0].type == FRAME_JIT,
+		      "overwritten: the compiled method alone (%d frames)", nf);
+		CHECK(fd >= 0 && ftruncate(fd, hlen) == 0, "cut short");
+		nf = method_range(text, 1, &at, &addr) ? jvm_helper_log_resolve(log, addr, at, f, 16) : -1;
+		CHECK(nf == 1 && f[0].type == FRAME_JIT,
+		      "cut short: the compiled method alone (%d frames)", nf);
+		fs = jvm_helper_log_get_stats(log);
+		CHECK(fs->inline_unreadable == 2 && fs->inline_ranges == 0,
+		      "both counted unreadable (%llu)", (unsigned long long)fs->inline_unreadable);
+		if (fd >= 0)
+			close(fd);
+		jvm_helper_log_free(log);
+	}
+	jvm_helper_log_free(kept);
+	unlink(path);
+}
+
 static int load_churn_log(char *text, size_t cap, size_t *len)
 {
 	FILE *f = fopen("tests/fuzz/corpus/jvm_helper_log/churn_jdk17.log", "r");
@@ -612,6 +745,7 @@ int main(void)
 	test_poll_forgets();
 	test_real_churn_log();
 	test_real_numbered_log();
+	test_deferred_inline_from_file();
 	test_inline_and_types();
 	test_numbered_inline();
 	test_continued_file();

@@ -1,7 +1,10 @@
 /* test_log_rotation.c - the helper's new log files (tools/jvmti/log_rotation.c)
  * read by the profiler's reader: one that follows the log through two
  * rotations and one that starts on the last file name the same live code,
- * inlined frames and threads, and the last file holds only what lives. */
+ * inlined frames and threads, and the last file holds only what lives.
+ * A third reader polls the file itself, as the recorder does, so its
+ * inlined frames stay in the file until a lookup reads them back: from the
+ * file they were written to, or from a new file that restated them. */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -147,6 +150,7 @@ int main(void)
 	char *text[3];
 	size_t len[3];
 	struct jvm_helper_log *follow = jvm_helper_log_new(), *fresh = jvm_helper_log_new();
+	struct jvm_helper_log *polled;
 	uint64_t unloaded_at[METHODS + 1] = { 0 }, compiled_at[METHODS + 1] = { 0 }, size2;
 
 	snprintf(path, sizeof(path), SPARKPROF_HELPER_LOG_FMT, getpid());
@@ -154,6 +158,10 @@ int main(void)
 	snprintf(h.pub.jvm, sizeof(h.pub.jvm), "test");
 	publisher_write(&h.pub, line, publisher_header(&h.pub, "start", line, sizeof(line)));
 	fds[0] = open_log(path);
+	polled = jvm_helper_log_open(getpid());
+	CHECK(polled != NULL, "the log opens as the recorder opens it");
+	if (!polled)
+		TAP_DONE();
 	for (int t = 0; t < 2; t++) {
 		snprintf(line, sizeof(line), "T %" PRIu64 " %d %s\n", agent_now_ns(), h.threads[t].tid,
 			 h.threads[t].name);
@@ -171,8 +179,14 @@ int main(void)
 			unloaded_at[i] = agent_now_ns();
 		}
 	}
+	CHECK(jvm_helper_log_poll(polled) > 0, "the polling reader reads the first file");
+	/* Methods looked up now have their frames read back from the first
+	 * file; the others wait in it. */
+	for (int i = 0; i < 200; i += 2)
+		jvm_helper_log_resolve(polled, method_start(i) + 4, compiled_at[i], (struct frame[4]){ 0 }, 4);
 	CHECK(rotate(&h) == 0 && h.rotation.rotations == 1, "a first rotation");
 	fds[1] = open_log(path);
+	CHECK(jvm_helper_log_poll(polled) > 0, "and follows it into the second");
 	for (int i = 200; i < METHODS; i++) {
 		compile(&h, i);
 		if (i % 4 == 0)
@@ -184,8 +198,10 @@ int main(void)
 	}
 	CHECK(rotate(&h) == 0 && h.rotation.rotations == 2, "a second rotation");
 	fds[2] = open_log(path);
+	CHECK(jvm_helper_log_poll(polled) > 0, "and into the third");
 	size2 = h.pub.size;
 	compile(&h, METHODS);   /* after the last rotation */
+	CHECK(jvm_helper_log_poll(polled) > 0, "and reads on in it");
 	for (int f = 0; f < 3; f++)
 		text[f] = slurp(fds[f], &len[f]);
 	CHECK(text[0] && text[1] && text[2] && len[0] > 1536 * 1024,
@@ -216,10 +232,10 @@ int main(void)
 	      "(%llu records)", (unsigned long long)fs->restated);
 
 	uint64_t now = agent_now_ns();
-	int live_ok = 1, dead_ok = 1, past_ok = 1;
+	int live_ok = 1, dead_ok = 1, past_ok = 1, ended_ok = 1;
 	for (int i = 0; i <= METHODS; i++) {
-		for (int r = 0; r < 2; r++) {
-			struct jvm_helper_log *log = r ? fresh : follow;
+		for (int r = 0; r < 3; r++) {
+			struct jvm_helper_log *log = r == 2 ? polled : r ? fresh : follow;
 			struct frame fr[4];
 			char want[32], callee[32];
 			int n = jvm_helper_log_resolve(log, method_start(i) + 4, now, fr, 4);
@@ -231,15 +247,31 @@ int main(void)
 			else
 				live_ok &= n == 2 && !strcmp(fr[0].name, callee) &&
 					   !strcmp(fr[1].name, want);
+			/* Ended in the first file (not restated) and never
+			 * looked up before it was replaced. */
+			if (r == 2 && unloaded_at[i] && unloaded_at[i] < compiled_at[199] && i % 2) {
+				n = jvm_helper_log_resolve(polled, method_start(i) + 4, compiled_at[i],
+							   fr, 4);
+				ended_ok &= n == 2 && !strcmp(fr[0].name, callee);
+			}
 		}
 		if (i < 200 && !unloaded_at[i])
 			past_ok &= jvm_helper_log_resolve(fresh, method_start(i) + 4, compiled_at[i],
 							  (struct frame[4]){ 0 }, 4) == 2;
 	}
-	CHECK(live_ok, "both readers name every live method with its inlined frame");
-	CHECK(dead_ok, "neither names unloaded code");
+	CHECK(live_ok, "all three readers name every live method with its inlined frame");
+	CHECK(dead_ok, "none names unloaded code");
 	CHECK(past_ok, "restated code keeps its load time: a reader that never saw the first file "
 	      "names it at the time it was compiled");
+	CHECK(ended_ok, "the polling reader names code that ended in the first file with its "
+	      "inlined frame (read back before the file was replaced)");
+	const struct jvm_helper_log_stats *ps = jvm_helper_log_get_stats(polled);
+	CHECK(ps->files == 2 && !ps->malformed && ps->inline_deferred >= METHODS &&
+	      ps->inline_loads > METHODS / 2 && !ps->inline_unreadable && !ps->inline_lost,
+	      "the polling reader deferred %llu J records and read back %llu methods' "
+	      "(%llu unreadable, %llu malformed lines)", (unsigned long long)ps->inline_deferred,
+	      (unsigned long long)ps->inline_loads, (unsigned long long)ps->inline_unreadable,
+	      (unsigned long long)ps->malformed);
 	for (int r = 0; r < 2; r++) {
 		struct jvm_helper_log *log = r ? fresh : follow;
 
@@ -250,6 +282,7 @@ int main(void)
 
 	jvm_helper_log_free(follow);
 	jvm_helper_log_free(fresh);
+	jvm_helper_log_free(polled);
 	for (int f = 0; f < 3; f++) {
 		free(text[f]);
 		close(fds[f]);

@@ -15,7 +15,15 @@ struct code_blob {
 	unsigned char is_method; /* L, else D */
 	unsigned char implicit_end; /* ended because a newer blob overlapped it */
 	unsigned char duplicate; /* same range and name as a live D: ignored */
-	uint32_t inl_first, inl_count; /* into jc->inl */
+	unsigned char deferred;  /* its inlined frames wait in the reader's file */
+	union {
+		struct {
+			uint32_t first, count;   /* into jc->inl */
+		} ranges;
+		struct {
+			uint32_t offset, length; /* deferred: where, for the loader */
+		} span;
+	} inl;
 };
 
 /* PCs [start, end) of a blob, as offsets from its start, and the chain
@@ -58,6 +66,10 @@ struct jit_code {
 	struct inline_range *inl;
 	size_t ninl, capinl;
 	struct chain_store chains;
+
+	jit_code_inline_loader loader;
+	void *loader_ctx;
+	struct code_blob *loading;   /* the method the loader is filling */
 };
 
 struct jit_code *jit_code_new(void)
@@ -287,54 +299,61 @@ static int keeps(const struct jit_code *jc, const struct code_blob *b, uint64_t 
 	return b->ended == UINT64_MAX || b->ended >= ts || b == &jc->blobs[jc->nblobs - 1];
 }
 
+/* The ranges a blob holds in jc->inl: none while they are deferred. */
+static uint32_t loaded_ranges(const struct code_blob *b)
+{
+	return b->deferred ? 0 : b->inl.ranges.count;
+}
+
 size_t jit_code_forget(struct jit_code *jc, uint64_t ts)
 {
 	struct chain_store kept = { 0 };
+	struct inline_range *inl = NULL;
 	size_t *new_index, n = 0, ninl = 0, dropped;
 
 	if (!jc->nblobs)
 		return 0;
 	/* live holds indexes into blobs: map old indexes to new ones. */
 	new_index = malloc(jc->nblobs * sizeof(*new_index));
-	if (!new_index)
+	/* The kept ranges and the chains they use go into new arrays first:
+	 * out of memory, nothing has changed.  (Ranges loaded late lie after
+	 * newer blobs' ranges, so they cannot be moved down in place.) */
+	for (size_t i = 0; new_index && i < jc->nblobs; i++)
+		if (keeps(jc, &jc->blobs[i], ts))
+			ninl += loaded_ranges(&jc->blobs[i]);
+	if (!new_index || (ninl && !(inl = malloc(ninl * sizeof(*inl))))) {
+		free(new_index);
 		return 0;
-	/* The chains the kept ranges use, into a new store first: out of
-	 * memory, nothing has changed. */
+	}
+	ninl = 0;
 	for (size_t i = 0; i < jc->nblobs; i++) {
 		const struct code_blob *b = &jc->blobs[i];
 
-		for (size_t k = 0; keeps(jc, b, ts) && k < b->inl_count; k++) {
-			const struct chain *ch = &jc->chains.chains[jc->inl[b->inl_first + k].chain];
-			uint32_t id;
+		for (size_t k = 0; keeps(jc, b, ts) && k < loaded_ranges(b); k++) {
+			struct inline_range r = jc->inl[b->inl.ranges.first + k];
+			const struct chain *ch = &jc->chains.chains[r.chain];
 
-			if (chain_intern(&kept, &jc->chains.names[ch->names_first], ch->depth, &id)) {
+			if (chain_intern(&kept, &jc->chains.names[ch->names_first], ch->depth,
+					 &r.chain)) {
 				chain_store_free(&kept);
+				free(inl);
 				free(new_index);
 				return 0;
 			}
+			inl[ninl++] = r;
 		}
 	}
+	/* From here nothing fails.  The kept ranges lie in blob order. */
+	ninl = 0;
 	for (size_t i = 0; i < jc->nblobs; i++) {
 		struct code_blob b = jc->blobs[i];
 
 		new_index[i] = SIZE_MAX;
-		if (!keeps(jc, &jc->blobs[i], ts)) {
-			jc->nended--;
+		if (!keeps(jc, &jc->blobs[i], ts))
 			continue;
-		}
-		/* Blobs and inline ranges keep their order, so moving them
-		 * down never overwrites what is still to be read. */
-		for (size_t k = 0; k < b.inl_count; k++) {
-			struct inline_range r = jc->inl[b.inl_first + k];
-			const struct chain *ch = &jc->chains.chains[r.chain];
-
-			/* Every kept chain is in the new store already. */
-			r.chain = kept.index[chain_slot(&kept, &jc->chains.names[ch->names_first],
-							ch->depth)] - 1;
-			jc->inl[ninl + k] = r;
-		}
-		b.inl_first = (uint32_t)ninl;
-		ninl += b.inl_count;
+		if (!b.deferred)
+			b.inl.ranges.first = (uint32_t)ninl;
+		ninl += loaded_ranges(&b);
 		new_index[i] = n;
 		jc->blobs[n++] = b;
 	}
@@ -342,8 +361,11 @@ size_t jit_code_forget(struct jit_code *jc, uint64_t ts)
 		jc->live[i] = new_index[jc->live[i]];
 	free(new_index);
 	dropped = jc->nblobs - n;
+	jc->nended -= dropped;
 	jc->nblobs = n;
-	jc->ninl = ninl;
+	free(jc->inl);
+	jc->inl = inl;
+	jc->ninl = jc->capinl = ninl;
 	chain_store_free(&jc->chains);
 	jc->chains = kept;
 	jc->index_dirty = 1;
@@ -355,51 +377,102 @@ size_t jit_code_forget(struct jit_code *jc, uint64_t ts)
 		jc->capindex = 0;
 	}
 	shrink_array((void **)&jc->blobs, &jc->capblobs, jc->nblobs, sizeof(*jc->blobs));
-	shrink_array((void **)&jc->inl, &jc->capinl, jc->ninl, sizeof(*jc->inl));
 	return dropped;
 }
 
-/* Compiled method id if it is the newest blob, else NULL: I and J records
- * follow their L record. */
-static struct code_blob *newest_method(const struct jit_code *jc, uint64_t id)
+/* The compiled method I and J records for id go to: the newest blob (they
+ * follow its L record), or the one being loaded. */
+static struct code_blob *inline_target(const struct jit_code *jc, uint64_t id)
 {
-	struct code_blob *b = jc->nblobs ? &jc->blobs[jc->nblobs - 1] : NULL;
+	struct code_blob *b = jc->loading;
 
+	if (!b)
+		b = jc->nblobs ? &jc->blobs[jc->nblobs - 1] : NULL;
 	return b && b->id == id && b->is_method ? b : NULL;
 }
 
 int jit_code_add_inline(struct jit_code *jc, uint64_t id, uint64_t start, uint64_t end,
 			const char *const *names, unsigned depth)
 {
-	struct code_blob *b = newest_method(jc, id);
+	struct code_blob *b = inline_target(jc, id);
 
-	if (!b || start >= end || start < b->start || end > b->end || !depth ||
-	    b->end - b->start > UINT32_MAX)
+	if (!b || (b->deferred && b != jc->loading) || start >= end || start < b->start ||
+	    end > b->end || !depth || b->end - b->start > UINT32_MAX)
 		return -EINVAL;
-	/* Sorted and disjoint, for the binary search in inline_at(). */
-	if (b->inl_count && start - b->start < jc->inl[b->inl_first + b->inl_count - 1].end)
+	/* Sorted, disjoint and the last in jc->inl, for the binary search in
+	 * inline_at() (another method may have been loaded since). */
+	if (b->inl.ranges.count &&
+	    (start - b->start < jc->inl[b->inl.ranges.first + b->inl.ranges.count - 1].end ||
+	     b->inl.ranges.first + b->inl.ranges.count != jc->ninl))
 		return -EINVAL;
 	uint32_t chain;
 	if (jc->ninl >= UINT32_MAX ||
 	    grow_array((void **)&jc->inl, &jc->capinl, jc->ninl + 1, sizeof(*jc->inl)) ||
 	    chain_intern(&jc->chains, names, depth, &chain))
 		return -ENOMEM;
-	if (!b->inl_count)
-		b->inl_first = (uint32_t)jc->ninl;
+	if (!b->inl.ranges.count)
+		b->inl.ranges.first = (uint32_t)jc->ninl;
 	jc->inl[jc->ninl++] = (struct inline_range){ (uint32_t)(start - b->start),
 						     (uint32_t)(end - b->start), chain };
-	b->inl_count++;
+	b->inl.ranges.count++;
 	return 0;
 }
 
-int jit_code_newest_method_start(const struct jit_code *jc, uint64_t id, uint64_t *start)
+int jit_code_inline_method_start(const struct jit_code *jc, uint64_t id, uint64_t *start)
 {
-	const struct code_blob *b = newest_method(jc, id);
+	const struct code_blob *b = inline_target(jc, id);
 
 	if (!b)
 		return -EINVAL;
 	*start = b->start;
 	return 0;
+}
+
+void jit_code_set_inline_loader(struct jit_code *jc, jit_code_inline_loader fn, void *ctx)
+{
+	jc->loader = fn;
+	jc->loader_ctx = ctx;
+}
+
+int jit_code_defer_inline(struct jit_code *jc, uint64_t id, uint32_t offset, uint32_t length)
+{
+	struct code_blob *b = inline_target(jc, id);
+
+	if (!b)
+		b = blob_by_id(jc, id);   /* a new file restating live code */
+	if (!b || !b->is_method || b->duplicate || !jc->loader || b == jc->loading)
+		return -EINVAL;
+	if (!b->deferred && b->inl.ranges.count)
+		return -EEXIST;
+	b->deferred = 1;
+	b->inl.span.offset = offset;
+	b->inl.span.length = length;
+	return 0;
+}
+
+/* Reads b's deferred inlined frames back through the loader, once: a
+ * span that no longer holds them leaves b with none. */
+static void load_inline(struct jit_code *jc, struct code_blob *b)
+{
+	uint32_t offset = b->inl.span.offset, length = b->inl.span.length;
+
+	b->deferred = 0;
+	b->inl.ranges.first = b->inl.ranges.count = 0;
+	jc->loading = b;
+	jc->loader(jc->loader_ctx, b->id, offset, length);
+	jc->loading = NULL;
+}
+
+size_t jit_code_load_ended(struct jit_code *jc)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < jc->nblobs; i++)
+		if (jc->blobs[i].deferred && jc->blobs[i].ended != UINT64_MAX) {
+			load_inline(jc, &jc->blobs[i]);
+			n++;
+		}
+	return n;
 }
 
 /* ---- lookups ---- */
@@ -497,11 +570,11 @@ static int collect(struct code_blob *b, void *ctx)
 static const struct inline_range *inline_at(struct jit_code *jc, const struct code_blob *b,
 					    uint64_t addr)
 {
-	if (!b->inl_count)
+	if (!b->inl.ranges.count)
 		return NULL;   /* jc->inl may be NULL yet */
 	uint64_t off = addr - b->start;   /* addr is inside b */
-	size_t lo = 0, hi = b->inl_count;
-	const struct inline_range *v = &jc->inl[b->inl_first];
+	size_t lo = 0, hi = b->inl.ranges.count;
+	const struct inline_range *v = &jc->inl[b->inl.ranges.first];
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (v[mid].end <= off)
@@ -509,7 +582,7 @@ static const struct inline_range *inline_at(struct jit_code *jc, const struct co
 		else
 			hi = mid;
 	}
-	return lo < b->inl_count && v[lo].start <= off ? &v[lo] : NULL;
+	return lo < b->inl.ranges.count && v[lo].start <= off ? &v[lo] : NULL;
 }
 
 int jit_code_resolve(struct jit_code *jc, uint64_t addr, uint64_t ts, struct frame *out, int max)
@@ -526,6 +599,8 @@ int jit_code_resolve(struct jit_code *jc, uint64_t addr, uint64_t ts, struct fra
 	if (b->ended != UINT64_MAX && r.newest_load > b->loaded &&
 	    ts + SPARKPROF_HELPER_REUSE_GUARD_NS >= b->ended)
 		return 0;
+	if (b->deferred)
+		load_inline(jc, b);
 	if (!b->is_method) {
 		int interp = !strcmp(b->name, "Interpreter");
 		out[0] = (struct frame){ b->name, interp ? FRAME_INTERPRETED : FRAME_NATIVE };

@@ -42,14 +42,36 @@ int jit_code_add(struct jit_code *jc, int is_method, uint64_t ts, uint64_t id,
 int jit_code_unload(struct jit_code *jc, uint64_t ts, uint64_t id);
 
 /* The frames inlined at PCs [start, end) of compiled method id, innermost
- * first; id must be the newest blob, ranges added in address order.  0,
- * -EINVAL, or -ENOMEM. */
+ * first; id must be the newest blob (or the one the loader is filling),
+ * ranges added in address order.  0, -EINVAL, or -ENOMEM. */
 int jit_code_add_inline(struct jit_code *jc, uint64_t id, uint64_t start, uint64_t end,
 			const char *const *names, unsigned depth);
 
-/* The start of compiled method id when it is the newest blob (the one I
- * and J records may follow): 0, or -EINVAL. */
-int jit_code_newest_method_start(const struct jit_code *jc, uint64_t id, uint64_t *start);
+/* The start of compiled method id when I and J records may go to it (see
+ * jit_code_add_inline): 0, or -EINVAL. */
+int jit_code_inline_method_start(const struct jit_code *jc, uint64_t id, uint64_t *start);
+
+/* Deferred inlined frames.  Most compiled methods are never sampled, and
+ * their inlined frames are most of the store (an executor: hundreds of
+ * thousands of ranges).  A reader with a file may note where a method's
+ * records lie instead of adding them; the first lookup that lands in the
+ * method calls the loader, which reads them back and adds them with
+ * jit_code_add_inline (id is then the method being loaded).  Once called,
+ * the method never is again: frames the loader could not add are left out. */
+typedef void (*jit_code_inline_loader)(void *ctx, uint64_t id, uint32_t offset,
+				       uint32_t length);
+void jit_code_set_inline_loader(struct jit_code *jc, jit_code_inline_loader fn, void *ctx);
+
+/* Compiled method id's inlined frames are at [offset, offset + length) of
+ * the reader's file; a later call replaces the place (a new file restating
+ * live code).  0; -EEXIST when its frames are loaded already; -EINVAL when
+ * id is no compiled method or there is no loader. */
+int jit_code_defer_inline(struct jit_code *jc, uint64_t id, uint32_t offset, uint32_t length);
+
+/* Loads the deferred frames of every method that has ended, before the
+ * reader's file changes: a new file restates live code only.  Returns how
+ * many methods were loaded. */
+size_t jit_code_load_ended(struct jit_code *jc);
 
 /* Names addr at ts: fills up to max frames, innermost first (inlined
  * frames FRAME_INLINED, then the method FRAME_JIT; the interpreter is one

@@ -18,11 +18,18 @@
 #include "sparkprof_helper_log.h"
 
 #define READ_CHUNK (256 * 1024)
+/* The most of the file one method's deferred inlined frames may span: a
+ * large compiled method's J records take a few hundred KiB. */
+#define INLINE_SPAN_MAX (4u << 20)
 
 struct jvm_helper_log {
 	int fd;
 	pid_t pid;                   /* 0: fed by hand */
 	off_t offset;
+	uint64_t buf_offset;         /* where the bytes being fed start in the file */
+	uint64_t line_offset;        /* where the line being filed starts */
+	uint64_t span_id;            /* the method whose J records are being read */
+	uint64_t span_start;         /* where its first J record in this file starts */
 	char *pending;               /* partial line carried between reads */
 	size_t pending_len;
 	uint64_t horizon;
@@ -91,7 +98,7 @@ static int add_numbered_inline(struct jvm_helper_log *log, const struct helper_r
 	const char *names[HELPER_LOG_MAX_INLINE_DEPTH];
 	uint64_t start;
 
-	if (jit_code_newest_method_start(log->code, r->inl_numbers.id, &start) ||
+	if (jit_code_inline_method_start(log->code, r->inl_numbers.id, &start) ||
 	    r->inl_numbers.end > UINT64_MAX - start)
 		return -EINVAL;
 	for (unsigned i = 0; i < r->inl_numbers.depth; i++)
@@ -101,9 +108,82 @@ static int add_numbered_inline(struct jvm_helper_log *log, const struct helper_r
 				   start + r->inl_numbers.end, names, r->inl_numbers.depth);
 }
 
+/* A J record in a file: the store notes where its method's records lie
+ * (jit_code_defer_inline), from the first in this file to this one's end,
+ * and reads them back if a sample lands in the method.  A method's J
+ * records follow one another, after its L record.  -E2BIG (counted lost)
+ * past INLINE_SPAN_MAX or 4 GiB into the file. */
+static int defer_inline(struct jvm_helper_log *log, uint64_t id, size_t linelen)
+{
+	uint64_t end = log->line_offset + linelen + 1;
+
+	if (id != log->span_id) {
+		log->span_id = id;
+		log->span_start = log->line_offset;
+	}
+	if (end > UINT32_MAX || end - log->span_start > INLINE_SPAN_MAX) {
+		log->stats.inline_lost++;
+		return -E2BIG;
+	}
+	return jit_code_defer_inline(log->code, id, (uint32_t)log->span_start,
+				     (uint32_t)(end - log->span_start));
+}
+
+/* J, checked as when kept; deferred when read from a file. */
+static int file_numbered_inline(struct jvm_helper_log *log, const struct helper_record *r,
+				size_t linelen)
+{
+	uint64_t start;
+	int err;
+
+	if (log->fd < 0)
+		return count_kept(add_numbered_inline(log, r), &log->stats.inline_ranges);
+	if (jit_code_inline_method_start(log->code, r->inl_numbers.id, &start) ||
+	    r->inl_numbers.end > UINT64_MAX - start)
+		return -EINVAL;
+	for (unsigned i = 0; i < r->inl_numbers.depth; i++)
+		if (!numbered_name(log, r->inl_numbers.numbers[i]))
+			return -EINVAL;
+	err = defer_inline(log, r->inl_numbers.id, linelen);
+	if (err == -EEXIST)   /* sampled before all its records were read */
+		return count_kept(add_numbered_inline(log, r), &log->stats.inline_ranges);
+	return err == -E2BIG ? 0 : count_kept(err, &log->stats.inline_deferred);
+}
+
+/* Reads back compiled method id's J records from the current file (the
+ * store's loader).  The file is the JVM user's: every line is checked
+ * again, and one that is no J record of id is skipped. */
+static void load_inline(void *ctx, uint64_t id, uint32_t offset, uint32_t length)
+{
+	struct jvm_helper_log *log = ctx;
+	char *buf = length <= INLINE_SPAN_MAX ? malloc(length) : NULL;
+	ssize_t n = buf ? pread(log->fd, buf, length, offset) : -1;
+	size_t done = 0, kept = 0;
+
+	while (n == (ssize_t)length && done < length) {
+		const char *nl = memchr(buf + done, '\n', length - done);
+		struct helper_record rec;
+
+		if (!nl)
+			break;
+		if (buf[done] == 'J' &&
+		    !helper_log_parse_line(log->names, buf + done, nl - (buf + done), &rec) &&
+		    rec.kind == HELPER_RECORD_INLINE_NUMBERS && rec.inl_numbers.id == id &&
+		    !add_numbered_inline(log, &rec))
+			kept++;
+		done = nl + 1 - buf;
+	}
+	free(buf);
+	log->stats.inline_ranges += kept;
+	log->stats.inline_loads++;
+	if (!kept)
+		log->stats.inline_unreadable++;
+}
+
 /* Files one parsed record.  A record's time counts for the horizon even
  * when the record does not fit those before it (< 0). */
-static int file_record(struct jvm_helper_log *log, const struct helper_record *r)
+static int file_record(struct jvm_helper_log *log, const struct helper_record *r,
+		       size_t linelen)
 {
 	switch (r->kind) {
 	case HELPER_RECORD_HEADER:
@@ -143,7 +223,7 @@ static int file_record(struct jvm_helper_log *log, const struct helper_record *r
 	case HELPER_RECORD_NAME:
 		return add_numbered(log, r->name.number, r->name.name);
 	case HELPER_RECORD_INLINE_NUMBERS:
-		return count_kept(add_numbered_inline(log, r), &log->stats.inline_ranges);
+		return file_numbered_inline(log, r, linelen);
 	case HELPER_RECORD_UNLOAD:
 		see_time(log, r->ts);
 		return count_kept(jit_code_unload(log->code, r->ts, r->unload_id), &log->stats.unloads);
@@ -178,13 +258,19 @@ size_t jvm_helper_log_feed(struct jvm_helper_log *log, const char *buf, size_t l
 		size_t linelen = nl - (buf + done);
 		struct helper_record rec;
 		log->stats.lines++;
+		log->line_offset = log->buf_offset + done;
 		if (log->restating && linelen && buf[done] != 'H' && buf[done] != 'R') {
 			/* Restated: known from the file before (its G came
 			 * after all of it), and not worth parsing (megabytes a
-			 * rotation on an executor). */
+			 * rotation on an executor), but for where live
+			 * methods' deferred inlined frames now lie. */
 			log->stats.restated++;
+			if (buf[done] == 'J' && log->fd >= 0 &&
+			    !helper_log_parse_line(log->names, buf + done, linelen, &rec) &&
+			    rec.kind == HELPER_RECORD_INLINE_NUMBERS)
+				defer_inline(log, rec.inl_numbers.id, linelen);
 		} else if (helper_log_parse_line(log->names, buf + done, linelen, &rec) < 0 ||
-			   file_record(log, &rec) < 0) {
+			   file_record(log, &rec, linelen) < 0) {
 			log->stats.malformed++;
 		}
 		done += linelen + 1;
@@ -285,6 +371,17 @@ void jvm_helper_log_release(struct jvm_helper_log *log)
 	log->code = empty;
 }
 
+struct jvm_helper_log *jvm_helper_log_from_fd(int fd)
+{
+	struct jvm_helper_log *log = jvm_helper_log_new();
+
+	if (!log)
+		return NULL;
+	log->fd = fd;
+	jit_code_set_inline_loader(log->code, load_inline, log);
+	return log;
+}
+
 /* Whether the log was left by an earlier process with this pid: its header
  * was written before the current process started. */
 static int is_stale(struct jvm_helper_log *log, pid_t pid)
@@ -308,13 +405,12 @@ struct jvm_helper_log *jvm_helper_log_open(pid_t pid)
 		errno = -fd;
 		return NULL;
 	}
-	struct jvm_helper_log *log = jvm_helper_log_new();
+	struct jvm_helper_log *log = jvm_helper_log_from_fd(fd);
 	if (!log) {
 		close(fd);
 		errno = ENOMEM;
 		return NULL;
 	}
-	log->fd = fd;
 	log->pid = pid;
 	if (is_stale(log, pid)) {
 		jvm_helper_log_free(log);
@@ -350,6 +446,7 @@ void jvm_helper_log_next_file(struct jvm_helper_log *log)
 {
 	log->follow = 0;
 	log->restating = 1;
+	log->span_id = 0;
 	log->stats.header_seen = 0;
 	log->stats.files++;
 }
@@ -371,6 +468,8 @@ static int open_next_file(struct jvm_helper_log *log)
 		close(fd);
 		return -EAGAIN;
 	}
+	/* Only live code is restated in the new file. */
+	jit_code_load_ended(log->code);
 	close(log->fd);
 	log->fd = fd;
 	log->offset = 0;
@@ -385,6 +484,7 @@ static int read_appended(struct jvm_helper_log *log, char *buf)
 	for (;;) {
 		/* Start with the partial line kept from the last read. */
 		size_t have = log->pending_len;
+		log->buf_offset = log->offset - have;
 		if (have)
 			memcpy(buf, log->pending, have);
 		ssize_t n = pread(log->fd, buf + have, READ_CHUNK, log->offset);

@@ -18,6 +18,14 @@
  * jvm_helper_log_horizon()), or the records that make an address ambiguous
  * may not have been read yet.
  *
+ * A log read from its file leaves J records (inlined frames) there: the
+ * store notes where each compiled method's lie, and reads them back the
+ * first time a lookup lands in the method (jvm/jit_code.h, deferred
+ * inlined frames).  Most methods are never sampled, and their inlined
+ * frames were most of an executor's store.  Before the reader moves to a
+ * new file it reads back those of code that has ended; live code's are
+ * found again in the new file's restated part.
+ *
  * Code that ended more than JVM_HELPER_LOG_KEEP_NS before the newest record
  * is forgotten (jit_code_forget), so that a JVM that keeps compiling and
  * unloading does not grow the store: samples are named about a second after
@@ -49,6 +57,11 @@ struct jvm_helper_log_stats {
 	uint64_t code_blobs;     /* L and D records */
 	uint64_t unloads;        /* U records that matched a blob */
 	uint64_t inline_ranges;  /* I and J records kept */
+	uint64_t inline_deferred; /* J records left in the file until a sample
+				   * lands in their method (jit_code_defer_inline) */
+	uint64_t inline_loads;   /* methods whose J records were read back */
+	uint64_t inline_unreadable; /* of those, none could be: the file changed */
+	uint64_t inline_lost;    /* J records past INLINE_SPAN_MAX of their method */
 	uint64_t thread_events;  /* T, X, S records */
 	uint64_t forgotten;      /* blobs dropped JVM_HELPER_LOG_KEEP_NS after they ended */
 	uint64_t files;          /* new files followed after G records */
@@ -68,8 +81,14 @@ struct jvm_helper_log *jvm_helper_log_open(pid_t pid);
  * out, the thread history and the stats stay. */
 void jvm_helper_log_release(struct jvm_helper_log *log);
 
-/* A log with no file, fed by jvm_helper_log_feed() (tests, fuzzer). */
+/* A log with no file, fed by jvm_helper_log_feed() (tests, fuzzer); it
+ * keeps every inlined frame it reads. */
 struct jvm_helper_log *jvm_helper_log_new(void);
+
+/* A log read from fd, which it takes (tests, fuzzer): polled as a JVM's
+ * is, but it does not follow a G record to a new file.  NULL with errno
+ * ENOMEM (fd is then the caller's). */
+struct jvm_helper_log *jvm_helper_log_from_fd(int fd);
 
 void jvm_helper_log_free(struct jvm_helper_log *log);
 
