@@ -1,4 +1,5 @@
-/* test_process_table.c - processes by pid, and entries retired by exec. */
+/* test_process_table.c - processes by pid, entries retired by exec or exit,
+ * and settled entries that only the summary still visits. */
 #include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,6 +18,49 @@ static void count_frees(struct process *p, void *ctx)
 {
 	(void)p;
 	(*(int *)ctx)++;
+}
+
+static int count_released(struct process *p, void *ctx)
+{
+	(*(int *)ctx) += p->released;
+	return 0;
+}
+
+/* A node that starts and ends processes all the time: every live pid is
+ * found among thousands retired (the index deletes by backward shift), and
+ * once released and settled they leave the active visits. */
+static void test_churn(void)
+{
+	struct process_table *t = process_table_new();
+	enum { N = 5000 };
+	static struct process *made[N];
+	bool created, found = true, kept = true;
+	int active = 0, all = 0, released = 0, frees = 0;
+
+	/* Pids no process has: colliding in the index's low bits. */
+	for (int i = 0; i < N; i++)
+		made[i] = process_table_get(t, 0x3f000000 + i * 64, "churn", &created);
+	for (int i = 0; i < N; i += 2)
+		process_table_retire(t, 0x3f000000 + i * 64);
+	for (int i = 0; i < N; i++) {
+		struct process *p = process_table_find(t, 0x3f000000 + i * 64);
+
+		found &= i % 2 ? p == made[i] : p == NULL;
+		kept &= made[i] && made[i]->pid == 0x3f000000 + i * 64;
+	}
+	CHECK(found && kept, "each live pid found, no retired one, after %d retired", N / 2);
+	for (int i = 0; i < N; i += 4)
+		made[i]->released = true;
+	process_table_settle(t);
+	process_table_foreach_active(t, count_visits, &active);
+	process_table_foreach_active(t, count_released, &released);
+	process_table_foreach(t, count_visits, &all);
+	CHECK(active == N - N / 4 && released == 0 && all == N && process_table_count(t) == N,
+	      "released entries settled: %d active, %d visited in all", active, all);
+	struct process *reused = process_table_get(t, 0x3f000000, NULL, &created);
+	CHECK(reused && created && reused != made[0], "a pid used again gets a new entry");
+	process_table_free(t, count_frees, &frees);
+	CHECK(frees == N + 1, "every entry freed once (%d)", frees);
 }
 
 int main(void)
@@ -49,5 +93,6 @@ int main(void)
 	/* One retired pid has no new entry: freeing must cope with that. */
 	process_table_free(t, count_frees, &frees);
 	CHECK(frees == 3, "every entry freed once (%d)", frees);
+	test_churn();
 	TAP_DONE();
 }

@@ -7,60 +7,104 @@
 #include <unistd.h>
 
 #include "base/grow_array.h"
-#include "base/strmap.h"
 #include "record/process_table.h"
 
+/* Live entries are found by pid in an open-addressing index (linear
+ * probing, at most half full, deletion by backward shift), so a pid that
+ * exits leaves nothing there; a node that starts thousands of processes an
+ * hour keeps only their entries, for the summary. */
 struct process_table {
-	struct strmap *by_pid;     /* decimal pid -> struct process (NULL: retired) */
-	struct process **retired;  /* processes that ran exec or exited since */
+	struct process **index;    /* live entries by pid; NULL: empty */
+	size_t nindex;             /* a power of two */
+	struct process **live;     /* live entries, in the order first seen */
+	size_t nlive, caplive;
+	struct process **retired;  /* ran exec or exited since, not yet settled */
 	size_t nretired, capretired;
+	struct process **settled;  /* retired and released: kept for the summary */
+	size_t nsettled, capsettled;
 };
 
 struct process_table *process_table_new(void)
 {
-	struct process_table *t = calloc(1, sizeof(*t));
-
-	if (!t)
-		return NULL;
-	t->by_pid = strmap_new();
-	if (!t->by_pid) {
-		free(t);
-		return NULL;
-	}
-	return t;
+	return calloc(1, sizeof(struct process_table));
 }
 
-struct free_ctx {
-	void (*fn)(struct process *p, void *ctx);
-	void *ctx;
-};
-
-static int free_one(const char *key, void *value, void *ctx)
+static void free_all(struct process **v, size_t n, void (*fn)(struct process *p, void *ctx),
+		     void *ctx)
 {
-	struct free_ctx *fc = ctx;
-
-	(void)key;
-	if (!value) /* a retired pid with no new entry yet */
-		return 0;
-	if (fc->fn)
-		fc->fn(value, fc->ctx);
-	free(value);
-	return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (fn)
+			fn(v[i], ctx);
+		free(v[i]);
+	}
+	free(v);
 }
 
 void process_table_free(struct process_table *t, void (*free_fn)(struct process *p, void *ctx),
 			void *ctx)
 {
-	struct free_ctx fc = { free_fn, ctx };
-
 	if (!t)
 		return;
-	strmap_foreach(t->by_pid, free_one, &fc);
-	strmap_free(t->by_pid, NULL);
-	for (size_t i = 0; i < t->nretired; i++)
-		free_one(NULL, t->retired[i], &fc);
-	free(t->retired);
+	free_all(t->settled, t->nsettled, free_fn, ctx);
+	free_all(t->retired, t->nretired, free_fn, ctx);
+	free_all(t->live, t->nlive, free_fn, ctx);
+	free(t->index);
 	free(t);
+}
+
+static size_t home_slot(const struct process_table *t, pid_t pid)
+{
+	return ((uint32_t)pid * 0x9e3779b1u) & (t->nindex - 1);
+}
+
+/* pid's slot in the index, or the empty slot where it would go. */
+static size_t find_slot(const struct process_table *t, pid_t pid)
+{
+	size_t i = home_slot(t, pid);
+
+	while (t->index[i] && t->index[i]->pid != pid)
+		i = (i + 1) & (t->nindex - 1);
+	return i;
+}
+
+static int grow_index(struct process_table *t)
+{
+	size_t n = t->nindex ? 2 * t->nindex : 64;
+	struct process **old = t->index;
+	size_t nold = t->nindex;
+
+	if (!(t->index = calloc(n, sizeof(*t->index)))) {
+		t->index = old;
+		return -ENOMEM;
+	}
+	t->nindex = n;
+	for (size_t i = 0; i < nold; i++)
+		if (old[i])
+			t->index[find_slot(t, old[i]->pid)] = old[i];
+	free(old);
+	return 0;
+}
+
+/* Empties slot i, moving later entries of its probe run back so that
+ * every entry stays reachable from its home slot. */
+static void remove_slot(struct process_table *t, size_t i)
+{
+	size_t mask = t->nindex - 1, j = i;
+
+	t->index[i] = NULL;
+	for (;;) {
+		j = (j + 1) & mask;
+		if (!t->index[j])
+			return;
+		size_t home = home_slot(t, t->index[j]->pid);
+		/* The entry at j may fill the hole at i if its home is not in
+		 * (i, j] (cyclically). */
+		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+			t->index[i] = t->index[j];
+			t->index[j] = NULL;
+			i = j;
+		}
+	}
 }
 
 /* The main thread's name; comm files end in a newline. */
@@ -86,90 +130,96 @@ static void read_comm(pid_t pid, char *comm, size_t size, const char *fallback)
 
 struct process *process_table_find(struct process_table *t, pid_t pid)
 {
-	char key[16];
-	int len = snprintf(key, sizeof(key), "%d", pid);
-
-	return strmap_get(t->by_pid, key, (size_t)len);
+	return t->nindex ? t->index[find_slot(t, pid)] : NULL;
 }
 
 void process_table_retire(struct process_table *t, pid_t pid)
 {
-	char key[16];
-	int len = snprintf(key, sizeof(key), "%d", pid), inserted;
-	void **slot = strmap_slot(t->by_pid, key, (size_t)len, &inserted);
+	size_t i = t->nindex ? find_slot(t, pid) : 0;
+	struct process *p = t->nindex ? t->index[i] : NULL;
 
-	if (!slot || !*slot)
-		return;
 	/* Out of memory, the old entry stays in use: names may be off,
 	 * nothing breaks. */
-	if (grow_array((void **)&t->retired, &t->capretired, t->nretired + 1,
-		       sizeof(*t->retired)))
+	if (!p || grow_array((void **)&t->retired, &t->capretired, t->nretired + 1,
+			     sizeof(*t->retired)))
 		return;
-	t->retired[t->nretired++] = *slot;
-	((struct process *)*slot)->retired = true;
-	*slot = NULL;
+	t->retired[t->nretired++] = p;
+	p->retired = true;
+	remove_slot(t, i);
+	for (size_t k = 0; k < t->nlive; k++)
+		if (t->live[k] == p) {
+			memmove(&t->live[k], &t->live[k + 1], (t->nlive - k - 1) * sizeof(*t->live));
+			t->nlive--;
+			break;
+		}
+}
+
+void process_table_settle(struct process_table *t)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < t->nretired; i++) {
+		struct process *p = t->retired[i];
+
+		if (p->released && !grow_array((void **)&t->settled, &t->capsettled,
+					       t->nsettled + 1, sizeof(*t->settled)))
+			t->settled[t->nsettled++] = p;
+		else
+			t->retired[kept++] = p;
+	}
+	t->nretired = kept;
 }
 
 struct process *process_table_get(struct process_table *t, pid_t pid, const char *fallback_comm,
 				  bool *created)
 {
-	char key[16];
-	int len = snprintf(key, sizeof(key), "%d", pid), inserted;
-	void **slot = strmap_slot(t->by_pid, key, (size_t)len, &inserted);
-	struct process *p;
+	struct process *p = process_table_find(t, pid);
 
 	*created = false;
-	if (!slot)
+	if (p)
+		return p;
+	if (((t->nlive + 1) * 2 > t->nindex && grow_index(t)) ||
+	    grow_array((void **)&t->live, &t->caplive, t->nlive + 1, sizeof(*t->live)))
 		return NULL;
-	if (*slot)
-		return *slot;
 	p = calloc(1, sizeof(*p));
 	if (!p)
-		return NULL; /* the slot stays empty: the next call retries */
+		return NULL; /* nothing was added: the next call retries */
 	p->pid = pid;
 	read_comm(pid, p->comm, sizeof(p->comm), fallback_comm);
 	snprintf(p->label, sizeof(p->label), "%s-%d", p->comm, pid);
-	*slot = p;
+	t->index[find_slot(t, pid)] = p;
+	t->live[t->nlive++] = p;
 	*created = true;
 	return p;
 }
 
-struct foreach_ctx {
-	int (*fn)(struct process *p, void *ctx);
-	void *ctx;
-};
-
-static int visit(const char *key, void *value, void *ctx)
+static int visit_all(struct process **v, size_t n, int (*fn)(struct process *p, void *ctx),
+		     void *ctx)
 {
-	struct foreach_ctx *fc = ctx;
+	int ret = 0;
 
-	(void)key;
-	return value ? fc->fn(value, fc->ctx) : 0;
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = fn(v[i], ctx);
+	return ret;
+}
+
+int process_table_foreach_active(struct process_table *t,
+				 int (*fn)(struct process *p, void *ctx), void *ctx)
+{
+	int ret = visit_all(t->retired, t->nretired, fn, ctx);
+
+	return ret ? ret : visit_all(t->live, t->nlive, fn, ctx);
 }
 
 int process_table_foreach(struct process_table *t, int (*fn)(struct process *p, void *ctx),
 			  void *ctx)
 {
-	struct foreach_ctx fc = { fn, ctx };
-	int ret = 0;
+	int ret = visit_all(t->settled, t->nsettled, fn, ctx);
 
-	for (size_t i = 0; i < t->nretired && !ret; i++)
-		ret = fn(t->retired[i], ctx);
-	return ret ? ret : strmap_foreach(t->by_pid, visit, &fc);
-}
-
-static int count_entry(const char *key, void *value, void *ctx)
-{
-	(void)key;
-	if (value)
-		(*(size_t *)ctx)++;
-	return 0;
+	return ret ? ret : process_table_foreach_active(t, fn, ctx);
 }
 
 size_t process_table_count(const struct process_table *t)
 {
-	size_t count = t->nretired;
-
-	strmap_foreach(t->by_pid, count_entry, &count);
-	return count;
+	return t->nsettled + t->nretired + t->nlive;
 }

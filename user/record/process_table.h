@@ -58,9 +58,18 @@ struct process *process_table_find(struct process_table *table, pid_t pid);
  * program (or the process that reuses the pid). */
 void process_table_retire(struct process_table *table, pid_t pid);
 
-/* Visits processes in the order they were first seen. */
+/* Retired entries that are released (their tables freed) leave the active
+ * visits: they stay for process_table_foreach (the summary) only. */
+void process_table_settle(struct process_table *table);
+
+/* Visits every entry: the settled, then the retired, then the live in the
+ * order they were first seen.  Stops when fn returns non-zero and returns
+ * that. */
 int process_table_foreach(struct process_table *table,
 			  int (*fn)(struct process *p, void *ctx), void *ctx);
+/* The same without the settled: what polls and sweeps need to look at. */
+int process_table_foreach_active(struct process_table *table,
+				 int (*fn)(struct process *p, void *ctx), void *ctx);
 size_t process_table_count(const struct process_table *table);
 
 #endif

@@ -487,11 +487,12 @@ static void sweep_exited(struct recorder *rec, uint64_t now)
 	struct sweep_ctx sc = { .rec = rec, .now = now };
 
 	rec->last_exit_sweep_ns = now;
-	process_table_foreach(rec->processes, release_exited, &sc);
+	process_table_foreach_active(rec->processes, release_exited, &sc);
 	/* A later process with the same pid gets an entry of its own. */
 	for (size_t i = 0; i < sc.ngone; i++)
 		process_table_retire(rec->processes, sc.gone[i]);
 	free(sc.gone);
+	process_table_settle(rec->processes);
 }
 
 void recorder_drain(struct recorder *rec, uint64_t now, bool flush_all)
@@ -500,7 +501,7 @@ void recorder_drain(struct recorder *rec, uint64_t now, bool flush_all)
 		struct poll_ctx pc = { rec, now };
 
 		rec->last_helper_poll_ns = now;
-		process_table_foreach(rec->processes, poll_jvm, &pc);
+		process_table_foreach_active(rec->processes, poll_jvm, &pc);
 	}
 	/* Naming waits for kernel symbols, taking records does not: a process
 	 * that starts and exits meanwhile must still be inspected alive. */
@@ -539,7 +540,7 @@ static int add_process_memory(struct process *p, void *ctx)
 {
 	struct record_memory *m = ctx;
 
-	m->jit += p->java ? java_process_jit_memory(p->java) : 0;
+	m->jit += p->java ? java_process_jit_memory(p->java, NULL) : 0;
 	m->address_names += p->symbolizer ? proc_symbolizer_memory(p->symbolizer) : 0;
 	return 0;
 }
