@@ -639,6 +639,41 @@ def tree_bytes(path):
     return total
 
 
+def start_stop_profile(pid, work):
+    """sparkprof recording the recorder pid itself, --wall by thread, from
+    just before its stop: where the stop's wall time goes (CPU or waiting,
+    and on which thread)."""
+    out = os.path.join(work, "stop-profile")
+    proc = spawn_waited([SPARKPROF, "record", "-p", str(pid), "--wall", "-t", "--no-html",
+                         "--no-jfr", "-o", out],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wait_line(proc, r"recording into")
+    drain(proc.stderr)
+    return proc, out
+
+
+def finish_stop_profile(prof, top=15):
+    """Per thread, wall time on and off CPU (ms); the heaviest stacks, their
+    last frames only."""
+    proc, out = prof
+    finish_waited(proc, timeout=120)
+    threads, stacks = {}, {}
+    try:
+        with open(os.path.join(out, "all.wall.folded")) as f:
+            for line in f:
+                frames, _, count = line.rstrip("\n").rpartition(" ")
+                frames = frames.split(";")
+                ms = int(count) * 10   # --wall's default unit: 10 ms
+                thread = frames[1] if len(frames) > 1 else "?"
+                threads[thread] = threads.get(thread, 0) + ms
+                key = thread + ": " + ";".join(frames[-6:])
+                stacks[key] = stacks.get(key, 0) + ms
+    except OSError as e:
+        return {"error": str(e)}
+    return {"threads_ms": dict(sorted(threads.items(), key=lambda kv: -kv[1])),
+            "top_ms": sorted(stacks.items(), key=lambda kv: -kv[1])[:top]}
+
+
 def bench_soak(cfg, work):
     seconds, every = cfg["soak_seconds"], cfg["soak_every"]
     data = os.path.join(work, "tpch")
@@ -675,11 +710,13 @@ def bench_soak(cfg, work):
                     churn_died = series[-1][0]
                     log(f"soak: CodeChurn exited ({churn.returncode}) by {churn_died:.0f} s")
                 time.sleep(every)
+            prof = start_stop_profile(sp.pid, work) if cfg.get("profile_stop") else None
             t = time.monotonic()
             sp.send_signal(signal.SIGINT)
             rc, cpu, maxrss = finish_waited(sp, timeout=600)
             stop_s = time.monotonic() - t
             sp = None
+            stop_profile = finish_stop_profile(prof) if prof else None
         s = read_summary(out)
         logs = helper_logs(s)   # while the executors live: they remove their logs
         res = json.loads(driver.stdout.readline())
@@ -700,7 +737,7 @@ def bench_soak(cfg, work):
     return {"series": series, "maxrss_kib": maxrss, "cpu_s": cpu, "samples": s["samples"],
             "memory": s.get("memory"), "helper_logs": logs, "helper_opts": cfg["helper_opts"],
             "reopened": sum(o.get("reopened", 0) for o in s.get("outputs", [])),
-            "churn_died_s": churn_died,
+            "churn_died_s": churn_died, "stop_profile": stop_profile,
             "stop_s": stop_s, "stage_outputs": stages, "bytes": size,
             "rounds": res.get("rounds"), "load": (lm.runnable, lm.loadavg), "seconds": seconds}
 
@@ -878,6 +915,13 @@ def report(mode, m, res):
                          f"{h['restated_lines_skipped']:,} | {h['malformed_lines']} | "
                          f"{h.get('inline_deferred', 0):,} | {h.get('inline_loads', 0):,} "
                          f"({h.get('inline_unreadable', 0):,}) | {h['inline_ranges']:,} |")
+        sprof = so.get("stop_profile")
+        if sprof and "threads_ms" in sprof:
+            L += ["", "Where the stop's wall time went (`sparkprof record -p PID --wall -t` on "
+                  "the recorder from just before SIGINT; ms, on and off CPU): by thread "
+                  + ", ".join(f"{t} {ms}" for t, ms in sprof["threads_ms"].items())
+                  + "; heaviest stacks (last 6 frames):", ""]
+            L += [f"- {ms} ms `{k}`" for k, ms in sprof["top_ms"]]
         if so.get("churn_died_s") is not None:
             L += ["", f"**CodeChurn exited early, by {so['churn_died_s']:.0f} s**: the run "
                   "after that had no JIT churn beside Spark."]
@@ -894,6 +938,8 @@ def main():
                     help="repetitions of each Spark configuration (default 2, --full 5)")
     ap.add_argument("--helper-opts", default="",
                     help="the JVM helper's options in the soak, e.g. log_max=2")
+    ap.add_argument("--profile-stop", action="store_true",
+                    help="soak: profile the recorder's stop with a second sparkprof")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--report", metavar="JSON", help="only print the report of a saved run")
     args = ap.parse_args()
@@ -915,7 +961,7 @@ def main():
     cfg, mode = (FULL, "full") if args.full else (QUICK, "quick")
     if args.soak_seconds:
         cfg = dict(cfg, soak_seconds=args.soak_seconds)
-    cfg = dict(cfg, helper_opts=args.helper_opts)
+    cfg = dict(cfg, helper_opts=args.helper_opts, profile_stop=args.profile_stop)
     if args.spark_reps:
         cfg = dict(cfg, spark_reps=args.spark_reps)
     with open("/proc/sys/kernel/bpf_stats_enabled") as f:

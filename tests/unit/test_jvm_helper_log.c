@@ -438,9 +438,9 @@ static void test_deferred_inline_from_file(void)
 	CHECK(fs->inline_deferred == ks->inline_ranges && fs->inline_ranges == 0 &&
 	      !fs->malformed, "all %llu J records left in the file",
 	      (unsigned long long)fs->inline_deferred);
-	CHECK(jvm_helper_log_jit_memory(log) < jvm_helper_log_jit_memory(kept),
-	      "the store holds less: %zu bytes against %zu", jvm_helper_log_jit_memory(log),
-	      jvm_helper_log_jit_memory(kept));
+	CHECK(jvm_helper_log_jit_memory(log, NULL) < jvm_helper_log_jit_memory(kept, NULL),
+	      "the store holds less: %zu bytes against %zu", jvm_helper_log_jit_memory(log, NULL),
+	      jvm_helper_log_jit_memory(kept, NULL));
 
 	unsigned long long ts = 0, start = 0, methods = 0, last_id = 0;
 	int ranges = 0, same = 0, inlined = 0;

@@ -193,7 +193,9 @@ int java_process_name_method(void *ctx, uint64_t method, struct frame *out)
 	return 1;
 }
 
-size_t java_process_jit_memory(const struct java_process *jp)
+size_t java_process_jit_memory(const struct java_process *jp, size_t *names)
 {
-	return jp->helper ? jvm_helper_log_jit_memory(jp->helper) : 0;
+	if (names)
+		*names = 0;
+	return jp->helper ? jvm_helper_log_jit_memory(jp->helper, names) : 0;
 }

@@ -530,8 +530,11 @@ int jvm_helper_log_poll(struct jvm_helper_log *log)
 	return err ? err : (int)(log->stats.lines - before);
 }
 
-size_t jvm_helper_log_jit_memory(const struct jvm_helper_log *log)
+size_t jvm_helper_log_jit_memory(const struct jvm_helper_log *log, size_t *names)
 {
-	return jit_code_memory(log->code) + string_pool_memory(log->names) +
-	       log->capnumbered * sizeof(*log->numbered);
+	size_t n = string_pool_memory(log->names) + log->capnumbered * sizeof(*log->numbered);
+
+	if (names)
+		*names = n;
+	return jit_code_memory(log->code) + n;
 }

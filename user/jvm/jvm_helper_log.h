@@ -144,7 +144,9 @@ size_t jvm_helper_log_forget(struct jvm_helper_log *log, uint64_t ts);
 
 const struct jvm_helper_log_stats *jvm_helper_log_get_stats(const struct jvm_helper_log *log);
 
-/* Heap bytes of its JIT code store and the names in it. */
-size_t jvm_helper_log_jit_memory(const struct jvm_helper_log *log);
+/* Heap bytes of its JIT code store and the names in it; *names (if not
+ * NULL): of the names alone (every method name read, kept for the
+ * recording's outputs). */
+size_t jvm_helper_log_jit_memory(const struct jvm_helper_log *log, size_t *names);
 
 #endif

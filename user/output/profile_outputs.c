@@ -811,7 +811,7 @@ int profile_outputs_write(struct profile_outputs *outs)
 	strmap_foreach(outs->by_name, queue_open, &q);
 	while (nthreads < WRITE_THREADS - 1 && nthreads + 1 < cpus && (size_t)nthreads + 1 < q.n &&
 	       !pthread_create(&threads[nthreads], NULL, write_queued, &q))
-		nthreads++;
+		pthread_setname_np(threads[nthreads++], "sparkprof-write");
 	write_queued(&q);
 	while (nthreads--)
 		pthread_join(threads[nthreads], NULL);

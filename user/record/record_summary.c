@@ -114,6 +114,11 @@ static int write_process(struct process *p, void *ctx)
 		write_perf_map(w, java_process_perf_map_stats(p->java));
 		json_key(w, "helper_log");
 		write_helper_log(w, java_process_helper_log_stats(p->java));
+		size_t names, jit = java_process_jit_memory(p->java, &names);
+		json_key(w, "jit_bytes");
+		json_uint(w, jit);
+		json_key(w, "jit_name_bytes");
+		json_uint(w, names);
 	}
 	if (p->executor) {
 		json_key(w, "spark_executor");

@@ -176,6 +176,7 @@ int drain_thread_start(struct drain_thread *dt, struct bpf_sampler *sampler)
 	err = pthread_create(&dt->thread, NULL, drain, dt);
 	if (err)
 		return -err;
+	pthread_setname_np(dt->thread, "sparkprof-drain");
 	dt->running = true;
 	return 0;
 }

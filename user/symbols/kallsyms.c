@@ -309,8 +309,11 @@ struct kallsyms_loader *kallsyms_load_start(const char *path)
 	}
 	close(fd);
 	err = pthread_create(&l->thread, NULL, load_in_background, l);
-	if (!err)
+	if (!err) {
+		/* Named, so that top and a profile of sparkprof tell threads apart. */
+		pthread_setname_np(l->thread, "sparkprof-ksyms");
 		return l;
+	}
 	sp_err("load %s: %s", path, strerror(err));
 fail:
 	free(l->path);
