@@ -394,6 +394,7 @@ def helper_logs(summary):
         except OSError:
             size = None
         out.append(dict(pid=p["pid"], executor=p.get("spark_executor"), file_bytes=size,
+                        jit_bytes=p.get("jit_bytes"), jit_name_bytes=p.get("jit_name_bytes"),
                         **p["helper_log"]))
     return out
 
@@ -907,14 +908,17 @@ def report(mode, m, res):
                   "and what the recording read, following the log into new files:", "",
                   "| JVM | file left MB | lines read | new files followed | restated lines "
                   "skipped | malformed | J records left in the file | methods read back "
-                  "(unreadable) | ranges kept |", "|---|---|---|---|---|---|---|---|---|"]
+                  "(unreadable) | ranges kept | JIT records MB (names) |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
             for h in so["helper_logs"]:
                 who = f"executor {h['executor']}" if h.get("executor") else f"pid {h['pid']}"
                 size = f"{h['file_bytes'] / 1e6:.1f}" if h.get("file_bytes") else "-"
                 L.append(f"| {who} | {size} | {h['lines']:,} | {h['new_files']} | "
                          f"{h['restated_lines_skipped']:,} | {h['malformed_lines']} | "
                          f"{h.get('inline_deferred', 0):,} | {h.get('inline_loads', 0):,} "
-                         f"({h.get('inline_unreadable', 0):,}) | {h['inline_ranges']:,} |")
+                         f"({h.get('inline_unreadable', 0):,}) | {h['inline_ranges']:,} | "
+                         f"{(h.get('jit_bytes') or 0) / 1e6:.1f} "
+                         f"({(h.get('jit_name_bytes') or 0) / 1e6:.1f}) |")
         sprof = so.get("stop_profile")
         if sprof and "threads_ms" in sprof:
             L += ["", "Where the stop's wall time went (`sparkprof record -p PID --wall -t` on "
