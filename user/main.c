@@ -1,4 +1,5 @@
 /* main.c - sparkprof's entry point: picks the subcommand. */
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,6 +34,13 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+	/* Blocks of 256 KiB or more (the stores' arrays, the writers' buffers)
+	 * each get a mapping of their own: freed, they go back to the system
+	 * at once; grown, they move by mremap instead of a copy; room not yet
+	 * used is never touched.  glibc's default threshold rises after the
+	 * first such block is freed, and later ones land in the heap, which
+	 * they fragment (bench/node_cost.py's soak; README, memory). */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

@@ -54,7 +54,9 @@ void process_table_free(struct process_table *t, void (*free_fn)(struct process 
 
 static size_t home_slot(const struct process_table *t, pid_t pid)
 {
-	return ((uint32_t)pid * 0x9e3779b1u) & (t->nindex - 1);
+	uint32_t h = (uint32_t)pid * 0x9e3779b1u;
+
+	return (h ^ (h >> 16)) & (t->nindex - 1);   /* the high bits count too */
 }
 
 /* pid's slot in the index, or the empty slot where it would go. */
