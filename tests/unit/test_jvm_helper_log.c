@@ -329,21 +329,34 @@ static void test_real_churn_log(void)
 	jvm_helper_log_free(log);
 }
 
+/* A recorded log from the fuzzer's corpus, NUL-terminated; 0 or -1. */
+static int load_log(const char *name, char *text, size_t cap, size_t *len)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "tests/fuzz/corpus/jvm_helper_log/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	*len = fread(text, 1, cap - 1, f);
+	fclose(f);
+	text[*len] = 0;
+	return 0;
+}
+
 /* A real executor's log from the helper that numbers names (first L, N and
  * J records of a Spark executor, JDK 17): every J range is named, inlined
  * frames first and its compiled method last. */
 static void test_real_numbered_log(void)
 {
-	FILE *f = fopen("tests/fuzz/corpus/jvm_helper_log/numbered_executor_jdk17.log", "r");
 	static char text[1 << 16];
-	size_t len;
+	size_t len = 0;
 
-	CHECK(f != NULL, "the recorded executor log is there");
-	if (!f)
+	CHECK(load_log("numbered_executor_jdk17.log", text, sizeof(text), &len) == 0,
+	      "the recorded executor log is there");
+	if (!len)
 		return;
-	len = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
-	text[len] = 0;
 	struct jvm_helper_log *log = jvm_helper_log_new();
 	CHECK(jvm_helper_log_feed(log, text, len) == len, "all of it parsed");
 	const struct jvm_helper_log_stats *st = jvm_helper_log_get_stats(log);
@@ -402,18 +415,15 @@ static int method_range(const char *text, int k, uint64_t *ts, uint64_t *addr)
  * methods not yet read back, never a wrong name. */
 static void test_deferred_inline_from_file(void)
 {
-	FILE *in = fopen("tests/fuzz/corpus/jvm_helper_log/numbered_executor_jdk17.log", "r");
 	static char text[1 << 16], copy[1 << 16];
 	char path[64], header[128];
-	size_t len, hlen;
+	size_t len = 0, hlen;
 	const char *body;
 
-	CHECK(in != NULL, "the recorded executor log is there");
-	if (!in)
+	CHECK(load_log("numbered_executor_jdk17.log", text, sizeof(text), &len) == 0,
+	      "the recorded executor log is there");
+	if (!len)
 		return;
-	len = fread(text, 1, sizeof(text) - 1, in);
-	fclose(in);
-	text[len] = 0;
 	body = strchr(text, '\n') + 1;
 	/* Its own header: a log older than the process is stale. */
 	hlen = snprintf(header, sizeof(header), "H 1 %d %llu start 17.0.15\n", (int)getpid(),
@@ -505,17 +515,6 @@ static void test_deferred_inline_from_file(void)
 	unlink(path);
 }
 
-static int load_churn_log(char *text, size_t cap, size_t *len)
-{
-	FILE *f = fopen("tests/fuzz/corpus/jvm_helper_log/churn_jdk17.log", "r");
-
-	if (!f)
-		return -1;
-	*len = fread(text, 1, cap - 1, f);
-	fclose(f);
-	text[*len] = 0;
-	return 0;
-}
 
 /* Whether b's answer for addr at ts is a's, or (allow_unknown) nothing. */
 static int same_answer(struct jvm_helper_log *a, struct jvm_helper_log *b, uint64_t addr,
@@ -543,7 +542,8 @@ static void test_forget(void)
 	static char text[1 << 20], copy[1 << 20];
 	size_t len = 0;
 
-	CHECK(load_churn_log(text, sizeof(text), &len) == 0, "the recorded churn log is there");
+	CHECK(load_log("churn_jdk17.log", text, sizeof(text), &len) == 0,
+	      "the recorded churn log is there");
 	struct jvm_helper_log *all = jvm_helper_log_new(), *kept = jvm_helper_log_new();
 	jvm_helper_log_feed(all, text, len);
 	jvm_helper_log_feed(kept, text, len);

@@ -51,9 +51,9 @@ int jit_code_add_inline(struct jit_code *jc, uint64_t id, uint64_t start, uint64
  * jit_code_add_inline): 0, or -EINVAL. */
 int jit_code_inline_method_start(const struct jit_code *jc, uint64_t id, uint64_t *start);
 
-/* Deferred inlined frames.  Most compiled methods are never sampled, and
- * their inlined frames are most of the store (an executor: hundreds of
- * thousands of ranges).  A reader with a file may note where a method's
+/* Deferred inlined frames.  An executor publishes hundreds of thousands of
+ * inlined ranges, for methods most of which are never sampled.  A reader
+ * with a file may note where a method's
  * records lie instead of adding them; the first lookup that lands in the
  * method calls the loader, which reads them back and adds them with
  * jit_code_add_inline (id is then the method being loaded).  Once called,

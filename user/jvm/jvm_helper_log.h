@@ -21,10 +21,11 @@
  * A log read from its file leaves J records (inlined frames) there: the
  * store notes where each compiled method's lie, and reads them back the
  * first time a lookup lands in the method (jvm/jit_code.h, deferred
- * inlined frames).  Most methods are never sampled, and their inlined
- * frames were most of an executor's store.  Before the reader moves to a
- * new file it reads back those of code that has ended; live code's are
- * found again in the new file's restated part.
+ * inlined frames).  Most methods are never sampled (an executor's 15
+ * minutes beside a busy application: samples landed in about 6,000 of
+ * 22,000, which held three quarters of the ranges).  Before the reader
+ * moves to a new file it reads back those of code that has ended; live
+ * code's are found again in the new file's restated part.
  *
  * Code that ended more than JVM_HELPER_LOG_KEEP_NS before the newest record
  * is forgotten (jit_code_forget), so that a JVM that keeps compiling and
