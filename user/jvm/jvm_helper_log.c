@@ -92,18 +92,27 @@ static int add_numbered(struct jvm_helper_log *log, uint64_t number, const char 
 	return 0;
 }
 
-/* J: an I record with offsets from its method's start and numbered names. */
+/* J: an I record with offsets from its method's start and numbered names.
+ * Checks that it fits what came before: its method's start and names. */
+static int numbered_inline_names(const struct jvm_helper_log *log, const struct helper_record *r,
+				 const char **names, uint64_t *start)
+{
+	if (jit_code_inline_method_start(log->code, r->inl_numbers.id, start) ||
+	    r->inl_numbers.end > UINT64_MAX - *start)
+		return -EINVAL;
+	for (unsigned i = 0; i < r->inl_numbers.depth; i++)
+		if (!(names[i] = numbered_name(log, r->inl_numbers.numbers[i])))
+			return -EINVAL;
+	return 0;
+}
+
 static int add_numbered_inline(struct jvm_helper_log *log, const struct helper_record *r)
 {
 	const char *names[HELPER_LOG_MAX_INLINE_DEPTH];
 	uint64_t start;
 
-	if (jit_code_inline_method_start(log->code, r->inl_numbers.id, &start) ||
-	    r->inl_numbers.end > UINT64_MAX - start)
+	if (numbered_inline_names(log, r, names, &start))
 		return -EINVAL;
-	for (unsigned i = 0; i < r->inl_numbers.depth; i++)
-		if (!(names[i] = numbered_name(log, r->inl_numbers.numbers[i])))
-			return -EINVAL;
 	return jit_code_add_inline(log->code, r->inl_numbers.id, start + r->inl_numbers.start,
 				   start + r->inl_numbers.end, names, r->inl_numbers.depth);
 }
@@ -133,17 +142,14 @@ static int defer_inline(struct jvm_helper_log *log, uint64_t id, size_t linelen)
 static int file_numbered_inline(struct jvm_helper_log *log, const struct helper_record *r,
 				size_t linelen)
 {
+	const char *names[HELPER_LOG_MAX_INLINE_DEPTH];
 	uint64_t start;
 	int err;
 
 	if (log->fd < 0)
 		return count_kept(add_numbered_inline(log, r), &log->stats.inline_ranges);
-	if (jit_code_inline_method_start(log->code, r->inl_numbers.id, &start) ||
-	    r->inl_numbers.end > UINT64_MAX - start)
+	if (numbered_inline_names(log, r, names, &start))
 		return -EINVAL;
-	for (unsigned i = 0; i < r->inl_numbers.depth; i++)
-		if (!numbered_name(log, r->inl_numbers.numbers[i]))
-			return -EINVAL;
 	err = defer_inline(log, r->inl_numbers.id, linelen);
 	if (err == -EEXIST)   /* sampled before all its records were read */
 		return count_kept(add_numbered_inline(log, r), &log->stats.inline_ranges);
