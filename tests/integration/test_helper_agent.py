@@ -309,6 +309,11 @@ def test_log_rotation_keeps_the_log_bounded(jdks, classes, agent_path, sparkprof
     assert log["malformed_lines"] == 0, log
     assert log["new_files"] == rotations >= 2, (log, rotations)
     assert log["restated_lines_skipped"] > 0, log
+    # Inlined frames were left in the files and read back from whichever
+    # held them (the first files, or the newer ones that restated them).
+    assert log["inline_deferred"] > 0 and log["inline_loads"] > 0, log
+    assert log["inline_unreadable"] == 0 and log["inline_lost"] == 0, log
+    assert followed["jit_bytes"] > followed["jit_name_bytes"] > 0, followed
     # The recording named its JIT frames as well as without rotation
     # (50-60 unknown frames of 23,000 samples here).
     assert followed["unknown_user_frames"] < 0.02 * followed["samples"], followed
