@@ -412,9 +412,10 @@ def start_churn(work, seconds, helper_opts=""):
     return jvm
 
 
-def start_wall_recording(out):
-    """`sparkprof record -a --wall -o out`, attached; (process, start time)."""
-    proc = spawn_waited([SPARKPROF, "record", "-a", "--wall", "-o", out],
+def start_wall_recording(out, target=("-a",), options=()):
+    """`sparkprof record -a --wall -o out` (or another target, more
+    options), attached; (process, start time)."""
+    proc = spawn_waited([SPARKPROF, "record", *target, "--wall", *options, "-o", out],
                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     t0 = time.monotonic()
     wait_line(proc, r"recording into")
@@ -645,11 +646,7 @@ def start_stop_profile(pid, work):
     just before its stop: where the stop's wall time goes (CPU or waiting,
     and on which thread)."""
     out = os.path.join(work, "stop-profile")
-    proc = spawn_waited([SPARKPROF, "record", "-p", str(pid), "--wall", "-t", "--no-html",
-                         "--no-jfr", "-o", out],
-                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    wait_line(proc, r"recording into")
-    drain(proc.stderr)
+    proc, _ = start_wall_recording(out, ("-p", str(pid)), ("-t", "--no-html", "--no-jfr"))
     return proc, out
 
 
