@@ -108,6 +108,72 @@ static void test_real(void)
 	kallsyms_free(ks);
 }
 
+/* A padding symbol and its function share one stored name, and each is
+ * still named as the kernel names it; a padding symbol that is not
+ * followed by its function keeps a name of its own. */
+static void test_padding_names_shared(void)
+{
+	const char *text =
+		"ffffffff81000000 T __pfx_alpha\n"
+		"ffffffff81000010 T alpha\n"
+		"ffffffff81000100 t __pfx_beta\n"
+		"ffffffff81000110 t beta\n"
+		"ffffffff81000200 T __pfx_gamma\n"
+		"ffffffff81000210 T delta\n"
+		"ffffffff81000300 T __pfx_\n"
+		"ffffffff81000310 T x\n"
+		"ffffffff81000400 T _etext\n";
+	const char *unshared =
+		"ffffffff81000000 T __pfx_alpha\n"
+		"ffffffff81000010 T alpha_\n"
+		"ffffffff81000100 t __pfx_beta\n"
+		"ffffffff81000110 t beta_\n"
+		"ffffffff81000200 T __pfx_gamma\n"
+		"ffffffff81000210 T delta\n"
+		"ffffffff81000300 T __pfx_\n"
+		"ffffffff81000310 T x\n"
+		"ffffffff81000400 T _etext\n";
+	struct kallsyms *ks = parse_str(text), *ks2 = parse_str(unshared);
+
+	CHECK(ks && ks2, "padding symbols parse");
+	if (ks && ks2) {
+		CHECK_STR(kallsyms_lookup(ks, 0xffffffff81000008), "__pfx_alpha", "in alpha's padding");
+		CHECK_STR(kallsyms_lookup(ks, 0xffffffff81000010), "alpha", "alpha");
+		CHECK_STR(kallsyms_lookup(ks, 0xffffffff81000104), "__pfx_beta", "in beta's padding");
+		CHECK_STR(kallsyms_lookup(ks, 0xffffffff810000ff), "alpha", "alpha's end");
+		CHECK_STR(kallsyms_lookup(ks, 0xffffffff81000120), "beta", "beta");
+		CHECK_STR(kallsyms_lookup(ks, 0xffffffff81000200), "__pfx_gamma", "a padding not followed by its function");
+		CHECK_STR(kallsyms_lookup(ks, 0xffffffff81000210), "delta", "the function after it");
+		CHECK_STR(kallsyms_lookup(ks, 0xffffffff81000300), "__pfx_", "a bare prefix");
+		CHECK_STR(kallsyms_lookup(ks, 0xffffffff81000310), "x", "the function after it");
+		/* alpha and beta cost no name bytes of their own, where alpha_
+		 * and beta_ take theirs with their NULs. */
+		CHECK(kallsyms_memory(ks2) - kallsyms_memory(ks) == 7 + 6,
+		      "shared names save their bytes (%zu against %zu)", kallsyms_memory(ks),
+		      kallsyms_memory(ks2));
+	}
+	kallsyms_free(ks);
+	kallsyms_free(ks2);
+}
+
+/* On a kernel with padding symbols, the real table stores about half the
+ * names: every function's name is named right, and its padding's too. */
+static void test_real_padding(void)
+{
+	struct kallsyms *ks = kallsyms_load("/proc/kallsyms");
+	uint64_t sched = raw_address("schedule"), pfx = raw_address("__pfx_schedule");
+
+	if (!ks || !pfx) {
+		CHECK(ks != NULL, "/proc/kallsyms loads (no padding symbols on this kernel)");
+		kallsyms_free(ks);
+		return;
+	}
+	CHECK_STR(kallsyms_lookup(ks, pfx), "__pfx_schedule", "schedule's padding");
+	CHECK_STR(kallsyms_lookup(ks, sched), "schedule", "schedule, stored in its padding's name");
+	CHECK_STR(kallsyms_lookup(ks, sched - 1), "__pfx_schedule", "the byte before schedule");
+	kallsyms_free(ks);
+}
+
 /* The background loader finishes on its own (nothing joins it first), and
  * says so without blocking: the recorder polls it rather than wait. */
 static void test_background(void)
@@ -178,6 +244,8 @@ int main(void)
 {
 	test_synthetic();
 	test_real();
+	test_padding_names_shared();
+	test_real_padding();
 	test_background();
 	test_unprivileged();
 	TAP_DONE();

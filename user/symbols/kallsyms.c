@@ -36,6 +36,19 @@ struct kallsyms {
 	size_t names_len;
 };
 
+/* Since Linux 6.2 (CALL_PADDING) each function follows a padding symbol,
+ * "__pfx_" and its name, listed just before it: about half of the text
+ * symbols. The function's name is stored as the tail of that one's. */
+#define PADDING_PREFIX "__pfx_"
+#define PADDING_PREFIX_LEN 6
+
+static bool is_tail_of(const struct kallsyms *ks, size_t prev, const char *name, size_t len)
+{
+	return prev != SIZE_MAX && ks->names_len - prev == PADDING_PREFIX_LEN + len + 1 &&
+	       memcmp(ks->names + prev, PADDING_PREFIX, PADDING_PREFIX_LEN) == 0 &&
+	       memcmp(ks->names + prev + PADDING_PREFIX_LEN, name, len) == 0;
+}
+
 /* Markers such as _etext end the previous function but are not functions. */
 static bool is_boundary_marker(const char *name, size_t len)
 {
@@ -84,7 +97,7 @@ static int cmp_ksym(const void *a, const void *b)
 struct kallsyms *kallsyms_parse(const char *buf, size_t len)
 {
 	struct kallsyms *ks = calloc(1, sizeof(*ks));
-	size_t cap = 0, ntext = 0, nonzero = 0;
+	size_t cap = 0, ntext = 0, nonzero = 0, prev_name = SIZE_MAX;
 	const char *p = buf, *end = buf ? buf + len : buf;
 
 	if (!ks)
@@ -141,7 +154,12 @@ struct kallsyms *kallsyms_parse(const char *buf, size_t len)
 		ks->syms[ks->nsyms].addr = addr;
 		ks->syms[ks->nsyms].order_then_len = (text && !marker ? 0 : 256u) +
 			symbol_rank(type, name, name_len, !text || marker);
-		if (text && !marker) {
+		if (text && !marker && is_tail_of(ks, prev_name, name, name_len)) {
+			ks->syms[ks->nsyms].name = (uint32_t)(prev_name + PADDING_PREFIX_LEN);
+			prev_name = SIZE_MAX;
+			ntext++;
+		} else if (text && !marker) {
+			prev_name = ks->names_len;
 			ks->syms[ks->nsyms].name = (uint32_t)ks->names_len;
 			memcpy(ks->names + ks->names_len, name, name_len);
 			ks->names_len += name_len;
