@@ -694,7 +694,7 @@ def bench_soak(cfg, work):
     try:
         app_id = json.loads(driver.stdout.readline())["ready"]
         with LoadMonitor() as lm:
-            sp, t0 = start_wall_recording(out)
+            sp, t0 = start_wall_recording(out, options=cfg.get("soak_options", ()))
             open(go, "w").close()
             while time.monotonic() - t0 < seconds:
                 rss = vm_rss_kib(sp.pid)
@@ -733,6 +733,8 @@ def bench_soak(cfg, work):
         f"max {maxrss // 1024} MiB, {stages} stage outputs, {res.get('rounds')} rounds, "
         f"stop {stop_s:.1f} s, load {lm.text()}")
     return {"series": series, "maxrss_kib": maxrss, "cpu_s": cpu, "samples": s["samples"],
+            "off_cpu_events": s.get("off_cpu", {}).get("events"), "lost": s.get("lost"),
+            "ring_buffer": s.get("ring_buffer"), "options": list(cfg.get("soak_options", ())),
             "memory": s.get("memory"), "helper_logs": logs, "helper_opts": cfg["helper_opts"],
             "reopened": sum(o.get("reopened", 0) for o in s.get("outputs", [])),
             "churn_died_s": churn_died, "stop_profile": stop_profile,
@@ -888,6 +890,15 @@ def report(mode, m, res):
                  f"{so['cpu_s']:.0f} | {so['load'][0]:.1f} / {so['load'][1]:.1f} |")
         L += ["", "RSS series (s: MiB): " + ", ".join(f"{t:.0f}: {v / 1024:.0f}"
                                                        for t, v in ser)]
+        if so.get("lost") is not None:
+            ring = so.get("ring_buffer") or {}
+            peak = ring.get("peak_fill_bytes")
+            L += ["", f"Recorder options beyond `-a --wall`: `{' '.join(so.get('options') or []) or 'none'}`. "
+                  f"Off-CPU intervals: {so.get('off_cpu_events') or 0:,}. Lost: "
+                  + ", ".join(f"{k} {v:,}" for k, v in so["lost"].items())
+                  + f". Ring buffer {ring.get('bytes', 0) / 2**20:.0f} MiB, fullest when the "
+                  "drain woke: " + (f"{peak / 1024:.0f} KiB" if peak is not None else "unknown")
+                  + "."]
         mem = so.get("memory")
         if mem:
             L += ["", "What the memory held when sampling stopped (summary.json `memory`, "
@@ -935,6 +946,8 @@ def main():
     ap.add_argument("--only", default="sampling,startup,rss,stop,spark",
                     help="comma-separated parts: sampling,startup,rss,stop,spark,soak")
     ap.add_argument("--soak-seconds", type=int, help="length of the soak part (default 3600)")
+    ap.add_argument("--soak-options", default="",
+                    help="more recorder options in the soak, e.g. '--ring-buffer 8'")
     ap.add_argument("--spark-reps", type=int,
                     help="repetitions of each Spark configuration (default 2, --full 5)")
     ap.add_argument("--helper-opts", default="",
@@ -962,6 +975,8 @@ def main():
     cfg, mode = (FULL, "full") if args.full else (QUICK, "quick")
     if args.soak_seconds:
         cfg = dict(cfg, soak_seconds=args.soak_seconds)
+    if args.soak_options:
+        cfg = dict(cfg, soak_options=args.soak_options.split())
     cfg = dict(cfg, helper_opts=args.helper_opts, profile_stop=args.profile_stop)
     if args.spark_reps:
         cfg = dict(cfg, spark_reps=args.spark_reps)

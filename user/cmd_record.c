@@ -32,11 +32,17 @@
 #include "sampler/drain_thread.h"
 
 #define NSEC_PER_SEC 1000000000ULL
-/* The ring buffer holds about a second of records (a record with a deep
- * Java stack is about 1 KiB) on every CPU: the drain may wait that long for
- * a CPU on an overloaded node. */
+/* The ring buffer rides out the drain thread's waits for a CPU. That
+ * thread only copies records out, at nice -10, yet on this shared VM under
+ * load it was kept waiting long enough to fill a 1 MiB ring in a Spark soak
+ * (bench/results/ring-20261126.md): the ring holds about a second of
+ * records on every CPU (a record with a deep Java stack is about 1 KiB;
+ * --wall adds about 1,000 off-CPU intervals a second per CPU on a busy Spark
+ * node), at least 1 MiB. Each byte is resident twice in our RSS: the kernel
+ * maps the pages twice so that no record wraps. */
 #define RECORD_BYTES_GUESS 1024u
-#define RINGBUF_MIN (8u << 20)
+#define OFF_CPU_EVENTS_GUESS 1000u
+#define RINGBUF_MIN (1u << 20)
 #define RINGBUF_MAX (512u << 20)
 /* Records waiting to be named: 16 s of 2 CPUs at 10 kHz with deep stacks. */
 #define QUEUE_BYTES (256u << 20)
@@ -236,8 +242,9 @@ static void print_summary(const char *dir, const uint64_t *counters,
 static size_t ring_buffer_bytes(const struct record_options *opts)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	uint64_t per_cpu = opts->frequency_hz + (opts->wall || opts->off_cpu ? OFF_CPU_EVENTS_GUESS : 0);
 	uint64_t want = opts->ring_buffer_mib ? (uint64_t)opts->ring_buffer_mib << 20
-		: (uint64_t)(cpus > 0 ? cpus : 1) * opts->frequency_hz * RECORD_BYTES_GUESS;
+		: (uint64_t)(cpus > 0 ? cpus : 1) * per_cpu * RECORD_BYTES_GUESS;
 	size_t bytes = 1u << 20;
 
 	if (!opts->ring_buffer_mib)
@@ -439,8 +446,13 @@ int cmd_record(int argc, char **argv)
 	while (bpf_sampler_poll(sampler, 0) > 0)
 		;
 	drain_thread_take(drain, 0, 0, file_record, file_ctx);
-	if (rec)
+	if (rec) {
+		struct ring_use ring;
+
+		bpf_sampler_ring_use(sampler, &ring);
+		recorder_set_ring_use(rec, &ring);
 		recorder_set_queue_full(rec, drain_thread_dropped(drain));
+	}
 	bpf_sampler_counters(sampler, counters);
 	if (rot) {
 		struct rotation_totals totals;

@@ -371,6 +371,17 @@ int record_summary_write(const struct record_summary_input *in)
 	json_key(&w, "off_cpu_ring_buffer_full");
 	json_uint(&w, c[SP_CNT_OFFCPU_LOST]);
 	json_end_object(&w);
+	if (in->ring) {
+		json_key(&w, "ring_buffer");
+		json_begin_object(&w);
+		json_key(&w, "bytes");
+		json_uint(&w, in->ring->bytes);
+		if (in->ring->peak_known) {
+			json_key(&w, "peak_fill_bytes");
+			json_uint(&w, in->ring->peak_fill);
+		}
+		json_end_object(&w);
+	}
 	json_key(&w, "partial_stacks");
 	json_begin_object(&w);
 	json_key(&w, "kernel_stack_unreadable");

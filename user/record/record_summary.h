@@ -11,6 +11,7 @@
 
 #include "output/profile_outputs.h"
 #include "record/record_options.h"
+#include "sampler/bpf_sampler.h"
 #include "sparkprof_events.h"
 #include "symbols/stack_resolver.h"
 
@@ -36,6 +37,7 @@ struct record_summary_input {
 	const uint64_t *counters;       /* SP_CNT_MAX BPF counters */
 	uint64_t bad_records;
 	uint64_t queue_full;            /* records the drain thread dropped */
+	const struct ring_use *ring;    /* NULL: not known */
 	int index_error;                /* -errno when index.html could not be written */
 	struct process_table *processes;
 	struct profile_outputs *outputs;

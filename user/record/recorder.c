@@ -72,6 +72,7 @@ struct recorder {
 	struct fifo_arena *pending;         /* where head..tail live */
 	struct frame *frames;
 	struct recorder_totals totals;
+	struct ring_use ring;         /* bytes 0 until set */
 	uint64_t last_helper_poll_ns;
 	uint64_t last_exit_sweep_ns;
 	char host[256];
@@ -531,6 +532,11 @@ void recorder_get_totals(const struct recorder *rec, struct recorder_totals *out
 	*out = rec->totals;
 }
 
+void recorder_set_ring_use(struct recorder *rec, const struct ring_use *use)
+{
+	rec->ring = *use;
+}
+
 void recorder_set_queue_full(struct recorder *rec, uint64_t dropped)
 {
 	rec->totals.queue_full = dropped;
@@ -571,6 +577,7 @@ int recorder_finish(struct recorder *rec, const uint64_t counters[SP_CNT_MAX],
 		.counters = counters,
 		.bad_records = rec->totals.bad_records,
 		.queue_full = rec->totals.queue_full,
+		.ring = rec->ring.bytes ? &rec->ring : NULL,
 		.processes = rec->processes,
 		.outputs = rec->outputs,
 		.resolver_stats = stack_resolver_get_stats(rec->resolver),

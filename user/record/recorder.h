@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "record/record_options.h"
+#include "sampler/bpf_sampler.h"
 #include "sparkprof_events.h"
 
 struct recorder;
@@ -66,6 +67,8 @@ struct recorder_totals {
 void recorder_get_totals(const struct recorder *rec, struct recorder_totals *out);
 /* Records the drain thread had to drop (sampler/drain_thread.h). */
 void recorder_set_queue_full(struct recorder *rec, uint64_t dropped);
+/* The ring buffer's size and peak fill, for the summary. */
+void recorder_set_ring_use(struct recorder *rec, const struct ring_use *use);
 
 /* Writes every profile and DIR/summary.json. counters are the BPF side's
  * (SP_CNT_*). Returns 0 or the first error. */

@@ -3,6 +3,8 @@
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -25,6 +27,12 @@ struct bpf_sampler {
 	struct bpf_link *exec_link;
 	unsigned int frequency_hz;
 	int nr_possible_cpus;
+	/* The ring's consumer and producer positions, mapped read-only beside
+	 * libbpf's mapping (NULL if that failed): the fill level at each
+	 * wake-up, before draining, is what sizing the ring is about. */
+	const volatile uint64_t *positions;
+	size_t positions_len;
+	size_t ring_bytes, peak_fill;
 };
 
 static int open_cpu_clock(int cpu, unsigned int frequency_hz)
@@ -48,6 +56,34 @@ static int libbpf_print_quiet(enum libbpf_print_level level, const char *fmt, va
 	if (level == LIBBPF_DEBUG)
 		return 0;
 	return sp_log_get_level() >= SP_LOG_DEBUG ? vfprintf(stderr, fmt, args) : 0;
+}
+
+/* Page 0 holds the consumer position, page 1 the producer's. Only the
+ * figure is lost if this fails. */
+static void map_positions(struct bpf_sampler *s)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	void *p = mmap(NULL, 2 * page, PROT_READ, MAP_SHARED, bpf_map__fd(s->skel->maps.events), 0);
+
+	if (p == MAP_FAILED) {
+		sp_debug("map the ring buffer's positions: %s (no fill figure)", strerror(errno));
+		return;
+	}
+	s->positions = p;
+	s->positions_len = 2 * page;
+}
+
+static void note_fill(struct bpf_sampler *s)
+{
+	size_t page_words = s->positions_len / 2 / sizeof(uint64_t);
+	uint64_t consumer, producer;
+
+	if (!s->positions)
+		return;
+	consumer = s->positions[0];
+	producer = __atomic_load_n(&s->positions[page_words], __ATOMIC_ACQUIRE);
+	if (producer - consumer > s->peak_fill && producer - consumer <= s->ring_bytes)
+		s->peak_fill = producer - consumer;
 }
 
 struct bpf_sampler *bpf_sampler_open(const struct bpf_sampler_options *opts)
@@ -104,6 +140,8 @@ struct bpf_sampler *bpf_sampler_open(const struct bpf_sampler_options *opts)
 		sp_err("set up the BPF ring buffer: %s", strerror(errno));
 		goto fail;
 	}
+	s->ring_bytes = opts->ringbuf_bytes;
+	map_positions(s);
 	s->exec_link = bpf_program__attach(s->skel->progs.note_exec);
 	if (!s->exec_link) {
 		sp_err("attach to sched_process_exec: %s", strerror(errno));
@@ -164,6 +202,8 @@ void bpf_sampler_close(struct bpf_sampler *s)
 	bpf_link__destroy(s->fork_link);
 	bpf_link__destroy(s->exec_link);
 	ring_buffer__free(s->ringbuf);
+	if (s->positions)
+		munmap((void *)s->positions, s->positions_len);
 	for (int i = 0; s->perf_fds && i < s->nr_cpus; i++)
 		if (s->perf_fds[i] >= 0)
 			close(s->perf_fds[i]);
@@ -204,16 +244,25 @@ int bpf_sampler_set_hotspot(struct bpf_sampler *s, pid_t tgid, const struct sp_h
 
 int bpf_sampler_poll(struct bpf_sampler *s, int timeout_ms)
 {
-	int polled = ring_buffer__poll(s->ringbuf, timeout_ms);
+	struct epoll_event event;
 	int consumed;
 
-	if (polled < 0 && polled != -EINTR)
-		return polled;
-	/* Records submitted without a wake-up do not end the poll: collect them. */
+	/* ring_buffer__poll would consume at once: wait here, so that the
+	 * fill is seen at its highest, just before draining. */
+	if (epoll_wait(ring_buffer__epoll_fd(s->ringbuf), &event, 1, timeout_ms) < 0 &&
+	    errno != EINTR)
+		return -errno;
+	note_fill(s);
+	/* Records submitted without a wake-up end no wait: collect them too. */
 	consumed = ring_buffer__consume(s->ringbuf);
-	if (consumed < 0)
-		return consumed;
-	return (polled > 0 ? polled : 0) + consumed;
+	return consumed;
+}
+
+void bpf_sampler_ring_use(const struct bpf_sampler *s, struct ring_use *use)
+{
+	use->bytes = s->ring_bytes;
+	use->peak_fill = s->positions ? s->peak_fill : 0;
+	use->peak_known = s->positions != NULL;
 }
 
 int bpf_sampler_counters(struct bpf_sampler *s, uint64_t counters[SP_CNT_MAX])

@@ -52,6 +52,15 @@ int bpf_sampler_set_hotspot(struct bpf_sampler *sampler, pid_t tgid,
  * Returns the number of records handled or -errno (-EINTR is not an error). */
 int bpf_sampler_poll(struct bpf_sampler *sampler, int timeout_ms);
 
+/* The ring buffer's size and the most it held when the drain woke, which
+ * says whether a smaller one would have done (peak_known: false when its
+ * positions could not be mapped). */
+struct ring_use {
+	size_t bytes, peak_fill;
+	bool peak_known;
+};
+void bpf_sampler_ring_use(const struct bpf_sampler *sampler, struct ring_use *use);
+
 /* Sums the per-CPU counters. */
 int bpf_sampler_counters(struct bpf_sampler *sampler, uint64_t counters[SP_CNT_MAX]);
 
