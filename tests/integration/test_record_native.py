@@ -85,9 +85,36 @@ def test_summary_describes_the_recording(node_recording):
     for cause in ("ring_buffer_full", "undecodable_records"):
         assert cause in summary["lost"]
     assert "start_time" in summary and summary["start_time"].endswith("Z")
+    # The ring holds about a second of 1 KiB records at -F on every CPU.
+    ring = summary["ring_buffer"]
+    assert ring["bytes"] == ring_bytes(os.sysconf("SC_NPROCESSORS_CONF") * 999 * 1024), ring
+    assert 0 < ring["peak_fill_bytes"] <= ring["bytes"], ring
     by_pid = {p["pid"]: p for p in summary["processes"]}
     assert by_pid[node_recording["long"]]["samples"] > 500
     assert by_pid[node_recording["long"]]["comm"] == "hot_functions"
+
+
+def ring_bytes(want):
+    """A power of two, at least 1 MiB: the kernel's rule and our floor."""
+    size = 1 << 20
+    while size < want:
+        size <<= 1
+    return size
+
+
+@pytest.mark.parametrize("options, want", [
+    # --wall adds about 1,000 off-CPU intervals a second per CPU.
+    (["--wall"], lambda cpus: cpus * (99 + 1000) * 1024),
+    (["--off-cpu", "-F", "49"], lambda cpus: cpus * (49 + 1000) * 1024),
+    (["--ring-buffer", "3"], lambda cpus: 3 << 20),
+])
+def test_ring_buffer_is_sized_for_the_rate(tmp_path, options, want):
+    rec = subprocess.run([SPARKPROF, "record", "-o", str(tmp_path), "-a", "-d", "1", *options],
+                         capture_output=True, text=True, timeout=60)
+    assert rec.returncode == 0, rec.stderr
+    ring = read_summary(tmp_path)["ring_buffer"]
+    assert ring["bytes"] == ring_bytes(want(os.sysconf("SC_NPROCESSORS_CONF"))), ring
+    assert ring["peak_fill_bytes"] <= ring["bytes"], ring
 
 
 def test_duration_is_kept_with_every_cpu_busy(tmp_path):
