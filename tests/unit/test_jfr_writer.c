@@ -151,6 +151,68 @@ static int write_file(const char *path, int n, size_t chunk_bytes, int gzip,
 	return jfr_writer_close_stats(w, st);
 }
 
+static long vm_rss_kib(void)
+{
+	char line[256];
+	long kib = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+/* A long recording's writer gives a written chunk's pages back: between
+ * chunks it holds what the next chunk has used so far, not the largest
+ * chunk's worth (the memory stays allocated: refilling allocates nothing,
+ * test_steady_allocs.c). */
+static void test_pages_released_between_chunks(const char *dir)
+{
+	static char frame_names[4096][24];
+	struct jfr_recording_info info = { 5000000000ULL, 1767225600000000000ULL, 10101010,
+					   1000000, NULL, 0 };
+	struct jfr_writer_options opts = { .chunk_bytes = 8u << 20 };
+	struct jfr_writer_stats st = { 0 };
+	struct frame frames[48];
+	char path[256];
+	long peak = 0, rss, after;
+	struct jfr_writer *w;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/long.jfr", dir);
+	w = jfr_writer_open(path, &info, &opts);
+	CHECK(w != NULL, "writer opened");
+	if (!w)
+		return;
+	for (i = 0; i < 4096; i++)
+		snprintf(frame_names[i], sizeof(frame_names[i]), "pkg/Class%d.method", i);
+	/* Distinct stacks, so the pools grow with the events. */
+	for (i = 0; st.chunks == 0 && i < 2000000; i++) {
+		struct jfr_sample s = {
+			.timestamp_ns = 5000000000ULL + (uint64_t)i * 1000, .os_tid = 100 + i % 7,
+			.thread_name = "worker", .pid = 99, .kind = JFR_SAMPLE_CPU,
+			.thread_state = SP_STATE_RUNNING, .weight = 1, .frames = frames, .nframes = 48,
+		};
+
+		for (int f = 0; f < 48; f++)
+			frames[f] = (struct frame){ frame_names[(i * 7 + f * f * 13 + i / 4096) % 4096],
+						    FRAME_JIT };
+		if (i % 1000 == 0 && (rss = vm_rss_kib()) > peak)
+			peak = rss;
+		if (jfr_writer_add_sample(w, &s))
+			break;
+		jfr_writer_stats(w, &st);
+	}
+	after = vm_rss_kib();
+	CHECK(st.chunks == 1, "one 8 MiB chunk written after %d samples", i);
+	CHECK(peak - after > 4096, "its pages went back: RSS %ld KiB while it filled, %ld after",
+	      peak, after);
+	CHECK(jfr_writer_close(w) == 0, "and the writer goes on to close");
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/sparkprof-jfr-test-XXXXXX", path[256], gz_path[256], tmp[300];
@@ -234,6 +296,8 @@ int main(void)
 		free(data);
 		free(buf);
 	}
+
+	test_pages_released_between_chunks(dir);
 
 	/* Refused samples leave the writer usable. */
 	{

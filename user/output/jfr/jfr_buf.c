@@ -1,6 +1,8 @@
 /* jfr_buf.c - see jfr_buf.h. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "output/jfr/jfr_buf.h"
 
@@ -40,6 +42,23 @@ bool jfr_buf_reserve(struct jfr_buf *b, size_t n)
 	b->data = p;
 	b->cap = cap;
 	return true;
+}
+
+void jfr_release_pages(void *p, size_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t from = ((uintptr_t)p + page - 1) & ~(page - 1);
+	uintptr_t to = ((uintptr_t)p + len) & ~(page - 1);
+
+	/* Only pages wholly ours: the allocator's own words lie outside. */
+	if (p && to > from)
+		madvise((void *)from, to - from, MADV_DONTNEED);
+}
+
+void jfr_buf_release(struct jfr_buf *b)
+{
+	if (b->data)
+		jfr_release_pages(b->data + b->len, b->cap - b->len);
 }
 
 void jfr_buf_put(struct jfr_buf *b, const void *p, size_t n)

@@ -37,6 +37,13 @@ void jfr_buf_init(struct jfr_buf *b);
 void jfr_buf_free(struct jfr_buf *b);
 /* Forgets the contents, keeps the memory. */
 static inline void jfr_buf_clear(struct jfr_buf *b) { b->len = 0; }
+/* Hands the whole pages inside p[0..len) back to the kernel; they read as
+ * zeros when next touched. The memory stays allocated, so refilling it
+ * allocates nothing: a long recording's writer then holds between chunks
+ * only what it uses, not its largest chunk's worth. */
+void jfr_release_pages(void *p, size_t len);
+/* The same for what lies past b's contents. */
+void jfr_buf_release(struct jfr_buf *b);
 /* Makes room for n more bytes; false (and b->failed) when out of memory. */
 bool jfr_buf_reserve(struct jfr_buf *b, size_t n);
 

@@ -141,6 +141,19 @@ void jfr_chunk_trim(struct jfr_chunk *c)
 		jfr_pool_trim(c->pools[i]);
 }
 
+void jfr_chunk_release(struct jfr_chunk *c)
+{
+	struct jfr_buf *bufs[] = { &c->events, &c->scratch, &c->text, &c->stack,
+				   &c->tail,   &c->header,  &c->meta };
+
+	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+		jfr_buf_release(bufs[i]);
+	jfr_map_release(&c->frame_methods);
+	jfr_map_release(&c->stack_keys);
+	for (int i = 0; i < NPOOLS; i++)
+		jfr_pool_release(c->pools[i]);
+}
+
 int jfr_chunk_save_keys(const struct jfr_chunk *c, struct jfr_buf *out)
 {
 	int err = 0;

@@ -41,6 +41,9 @@ void jfr_chunk_begin(struct jfr_chunk *c, uint64_t start_ticks);
 /* Frees the buffers and pools an empty chunk (just begun) keeps for reuse:
  * for a writer that may get no more samples for a long time. */
 void jfr_chunk_trim(struct jfr_chunk *c);
+/* Keeps them, but hands their pages back to the kernel (an empty chunk,
+ * just begun): for a writer whose next chunk is on its way. */
+void jfr_chunk_release(struct jfr_chunk *c);
 
 /* Every pool's key state (jfr_pool_save_keys) and where the last chunk
  * ended, for a writer that appends to the same file later: its chunks

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output/jfr/jfr_buf.h"
 #include "output/jfr/jfr_map.h"
 
 static size_t slot_of(uint64_t key, size_t mask)
@@ -34,6 +35,14 @@ void jfr_map_clear(struct jfr_map *m)
 	if (m->keys)
 		memset(m->keys, 0, m->nslots * sizeof(*m->keys));
 	m->count = 0;
+}
+
+void jfr_map_release(struct jfr_map *m)
+{
+	if (m->count == 0) {
+		jfr_release_pages(m->keys, m->nslots * sizeof(*m->keys));
+		jfr_release_pages(m->values, m->nslots * sizeof(*m->values));
+	}
 }
 
 uint64_t jfr_map_get(const struct jfr_map *m, uint64_t key)

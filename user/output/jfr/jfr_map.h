@@ -20,6 +20,8 @@ void jfr_map_init(struct jfr_map *m);
 void jfr_map_free(struct jfr_map *m);
 /* Empties the map, keeps its memory. */
 void jfr_map_clear(struct jfr_map *m);
+/* After a clear: the memory's pages back to the kernel (jfr_release_pages). */
+void jfr_map_release(struct jfr_map *m);
 /* The value for key (non-zero), or 0 if absent. */
 uint64_t jfr_map_get(const struct jfr_map *m, uint64_t key);
 /* Sets key (non-zero) to value; returns 0 or -ENOMEM. */

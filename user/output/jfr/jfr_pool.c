@@ -98,6 +98,14 @@ void jfr_pool_trim(struct jfr_pool *pool)
 	/* Key counters and wanted keys carry on, as in jfr_pool_reset. */
 }
 
+void jfr_pool_release(struct jfr_pool *pool)
+{
+	if (pool->count == 0) {
+		jfr_buf_release(&pool->entries);
+		jfr_release_pages(pool->slots, pool->nslots * sizeof(*pool->slots));
+	}
+}
+
 /* Small first, as jfr_map's: most stage writers intern a few values. */
 static int grow_slots(struct jfr_pool *pool)
 {

@@ -29,6 +29,9 @@ void jfr_pool_reset(struct jfr_pool *pool);
 /* jfr_pool_reset that also frees the entries and index (for a writer that
  * goes idle); keys still never repeat. */
 void jfr_pool_trim(struct jfr_pool *pool);
+/* After a reset: the entries' and index's pages back to the kernel, the
+ * memory kept (jfr_release_pages). */
+void jfr_pool_release(struct jfr_pool *pool);
 
 /* The pool's key state (counters and wanted keys in use), which a later
  * writer appending to the same file needs so that keys still never repeat:

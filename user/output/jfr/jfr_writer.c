@@ -164,8 +164,11 @@ int jfr_writer_add_sample(struct jfr_writer *w, const struct jfr_sample *s)
 		return ret;
 	}
 	w->stats.samples++;
-	if (jfr_chunk_bytes(w->chunk) >= w->chunk_bytes)
-		return finish_chunk(w, false);
+	if (jfr_chunk_bytes(w->chunk) < w->chunk_bytes)
+		return 0;
+	if ((ret = finish_chunk(w, false)))
+		return ret;
+	jfr_chunk_release(w->chunk);
 	return 0;
 }
 
