@@ -916,15 +916,17 @@ def report(mode, m, res):
                   "and what the recording read, following the log into new files:", "",
                   "| JVM | file left MB | lines read | new files followed | restated lines "
                   "skipped | malformed | J records left in the file | methods read back "
-                  "(unreadable) | ranges kept | JIT records MB (names) |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
+                  "(unreadable) | read-back frames dropped again | ranges kept | JIT records "
+                  "MB (names) |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
             for h in so["helper_logs"]:
                 who = f"executor {h['executor']}" if h.get("executor") else f"pid {h['pid']}"
                 size = f"{h['file_bytes'] / 1e6:.1f}" if h.get("file_bytes") else "-"
                 L.append(f"| {who} | {size} | {h['lines']:,} | {h['new_files']} | "
                          f"{h['restated_lines_skipped']:,} | {h['malformed_lines']} | "
                          f"{h.get('inline_deferred', 0):,} | {h.get('inline_loads', 0):,} "
-                         f"({h.get('inline_unreadable', 0):,}) | {h['inline_ranges']:,} | "
+                         f"({h.get('inline_unreadable', 0):,}) | "
+                         f"{h.get('inline_trimmed', '-')} | {h['inline_ranges']:,} | "
                          f"{(h.get('jit_bytes') or 0) / 1e6:.1f} "
                          f"({(h.get('jit_name_bytes') or 0) / 1e6:.1f}) |")
         sprof = so.get("stop_profile")

@@ -16,14 +16,14 @@ struct code_blob {
 	unsigned char implicit_end; /* ended because a newer blob overlapped it */
 	unsigned char duplicate; /* same range and name as a live D: ignored */
 	unsigned char deferred;  /* its inlined frames wait in the reader's file */
-	union {
-		struct {
-			uint32_t first, count;   /* into jc->inl */
-		} ranges;
-		struct {
-			uint32_t offset, length; /* deferred: where, for the loader */
-		} span;
-	} inl;
+	unsigned char reloadable; /* span still holds them: they may be dropped */
+	unsigned char used;      /* a lookup landed in it since the last trim */
+	struct {
+		uint32_t first, count;   /* into jc->inl; none while deferred */
+	} ranges;
+	struct {
+		uint32_t offset, length; /* where the loader reads them */
+	} span;
 };
 
 /* PCs [start, end) of a blob, as offsets from its start, and the chain
@@ -302,35 +302,35 @@ static int keeps(const struct jit_code *jc, const struct code_blob *b, uint64_t 
 /* The ranges a blob holds in jc->inl: none while they are deferred. */
 static uint32_t loaded_ranges(const struct code_blob *b)
 {
-	return b->deferred ? 0 : b->inl.ranges.count;
+	return b->deferred ? 0 : b->ranges.count;
 }
 
-size_t jit_code_forget(struct jit_code *jc, uint64_t ts)
+/* Drops the blobs that do not keep (all keep when drop_ended is 0) and the
+ * ranges of deferred blobs, into new arrays: out of memory, nothing has
+ * changed and -ENOMEM.  (Ranges loaded late lie after newer blobs' ranges,
+ * so they cannot be moved down in place.)  Sets *dropped. */
+static int compact(struct jit_code *jc, uint64_t ts, int drop_ended, size_t *dropped)
 {
 	struct chain_store kept = { 0 };
 	struct inline_range *inl = NULL;
-	size_t *new_index, n = 0, ninl = 0, dropped;
+	size_t *new_index, n = 0, ninl = 0;
 
-	if (!jc->nblobs)
-		return 0;
+	*dropped = 0;
 	/* live holds indexes into blobs: map old indexes to new ones. */
 	new_index = malloc(jc->nblobs * sizeof(*new_index));
-	/* The kept ranges and the chains they use go into new arrays first:
-	 * out of memory, nothing has changed.  (Ranges loaded late lie after
-	 * newer blobs' ranges, so they cannot be moved down in place.) */
 	for (size_t i = 0; new_index && i < jc->nblobs; i++)
-		if (keeps(jc, &jc->blobs[i], ts))
+		if (!drop_ended || keeps(jc, &jc->blobs[i], ts))
 			ninl += loaded_ranges(&jc->blobs[i]);
 	if (!new_index || (ninl && !(inl = malloc(ninl * sizeof(*inl))))) {
 		free(new_index);
-		return 0;
+		return -ENOMEM;
 	}
 	ninl = 0;
 	for (size_t i = 0; i < jc->nblobs; i++) {
 		const struct code_blob *b = &jc->blobs[i];
 
-		for (size_t k = 0; keeps(jc, b, ts) && k < loaded_ranges(b); k++) {
-			struct inline_range r = jc->inl[b->inl.ranges.first + k];
+		for (size_t k = 0; (!drop_ended || keeps(jc, b, ts)) && k < loaded_ranges(b); k++) {
+			struct inline_range r = jc->inl[b->ranges.first + k];
 			const struct chain *ch = &jc->chains.chains[r.chain];
 
 			if (chain_intern(&kept, &jc->chains.names[ch->names_first], ch->depth,
@@ -338,7 +338,7 @@ size_t jit_code_forget(struct jit_code *jc, uint64_t ts)
 				chain_store_free(&kept);
 				free(inl);
 				free(new_index);
-				return 0;
+				return -ENOMEM;
 			}
 			inl[ninl++] = r;
 		}
@@ -349,25 +349,34 @@ size_t jit_code_forget(struct jit_code *jc, uint64_t ts)
 		struct code_blob b = jc->blobs[i];
 
 		new_index[i] = SIZE_MAX;
-		if (!keeps(jc, &jc->blobs[i], ts))
+		if (drop_ended && !keeps(jc, &jc->blobs[i], ts))
 			continue;
-		if (!b.deferred)
-			b.inl.ranges.first = (uint32_t)ninl;
-		ninl += loaded_ranges(&b);
+		b.ranges.first = (uint32_t)ninl;
+		b.ranges.count = loaded_ranges(&b);
+		ninl += b.ranges.count;
 		new_index[i] = n;
 		jc->blobs[n++] = b;
 	}
 	for (size_t i = 0; i < jc->nlive; i++)
 		jc->live[i] = new_index[jc->live[i]];
 	free(new_index);
-	dropped = jc->nblobs - n;
-	jc->nended -= dropped;
+	*dropped = jc->nblobs - n;
+	jc->nended -= *dropped;
 	jc->nblobs = n;
 	free(jc->inl);
 	jc->inl = inl;
 	jc->ninl = jc->capinl = ninl;
 	chain_store_free(&jc->chains);
 	jc->chains = kept;
+	return 0;
+}
+
+size_t jit_code_forget(struct jit_code *jc, uint64_t ts)
+{
+	size_t dropped;
+
+	if (!jc->nblobs || compact(jc, ts, 1, &dropped))
+		return 0;
 	jc->index_dirty = 1;
 	if (jc->capindex > 4 * jc->nblobs) {
 		free(jc->by_start);
@@ -378,6 +387,41 @@ size_t jit_code_forget(struct jit_code *jc, uint64_t ts)
 	}
 	shrink_array((void **)&jc->blobs, &jc->capblobs, jc->nblobs, sizeof(*jc->blobs));
 	return dropped;
+}
+
+static size_t inline_memory(const struct jit_code *jc)
+{
+	return jc->capinl * sizeof(*jc->inl) + jc->chains.capnames * sizeof(*jc->chains.names) +
+	       jc->chains.capchains * sizeof(*jc->chains.chains) +
+	       jc->chains.capindex * sizeof(*jc->chains.index);
+}
+
+size_t jit_code_trim_inline(struct jit_code *jc, size_t budget)
+{
+	size_t evicted = 0, dropped;
+	int over = inline_memory(jc) > budget;
+
+	for (size_t i = 0; i < jc->nblobs; i++) {
+		struct code_blob *b = &jc->blobs[i];
+
+		if (over && !b->used && !b->deferred && b->reloadable && b->ranges.count) {
+			b->deferred = 2;   /* this trim's: undone if it fails */
+			evicted++;
+		}
+		b->used = 0;
+	}
+	if (!evicted)
+		return 0;
+	if (compact(jc, 0, 0, &dropped)) {
+		for (size_t i = 0; i < jc->nblobs; i++)
+			if (jc->blobs[i].deferred == 2)
+				jc->blobs[i].deferred = 0;
+		return 0;
+	}
+	for (size_t i = 0; i < jc->nblobs; i++)
+		if (jc->blobs[i].deferred == 2)
+			jc->blobs[i].deferred = 1;
+	return evicted;
 }
 
 /* The compiled method I and J records for id go to: the newest blob (they
@@ -401,20 +445,20 @@ int jit_code_add_inline(struct jit_code *jc, uint64_t id, uint64_t start, uint64
 		return -EINVAL;
 	/* Sorted, disjoint and the last in jc->inl, for the binary search in
 	 * inline_at() (another method may have been loaded since). */
-	if (b->inl.ranges.count &&
-	    (start - b->start < jc->inl[b->inl.ranges.first + b->inl.ranges.count - 1].end ||
-	     b->inl.ranges.first + b->inl.ranges.count != jc->ninl))
+	if (b->ranges.count &&
+	    (start - b->start < jc->inl[b->ranges.first + b->ranges.count - 1].end ||
+	     b->ranges.first + b->ranges.count != jc->ninl))
 		return -EINVAL;
 	uint32_t chain;
 	if (jc->ninl >= UINT32_MAX ||
 	    grow_array((void **)&jc->inl, &jc->capinl, jc->ninl + 1, sizeof(*jc->inl)) ||
 	    chain_intern(&jc->chains, names, depth, &chain))
 		return -ENOMEM;
-	if (!b->inl.ranges.count)
-		b->inl.ranges.first = (uint32_t)jc->ninl;
+	if (!b->ranges.count)
+		b->ranges.first = (uint32_t)jc->ninl;
 	jc->inl[jc->ninl++] = (struct inline_range){ (uint32_t)(start - b->start),
 						     (uint32_t)(end - b->start), chain };
-	b->inl.ranges.count++;
+	b->ranges.count++;
 	return 0;
 }
 
@@ -442,11 +486,12 @@ int jit_code_defer_inline(struct jit_code *jc, uint64_t id, uint32_t offset, uin
 		b = blob_by_id(jc, id);   /* a new file restating live code */
 	if (!b || !b->is_method || b->duplicate || !jc->loader || b == jc->loading)
 		return -EINVAL;
-	if (!b->deferred && b->inl.ranges.count)
+	b->span.offset = offset;
+	b->span.length = length;
+	b->reloadable = 1;
+	if (!b->deferred && b->ranges.count)
 		return -EEXIST;
 	b->deferred = 1;
-	b->inl.span.offset = offset;
-	b->inl.span.length = length;
 	return 0;
 }
 
@@ -454,12 +499,10 @@ int jit_code_defer_inline(struct jit_code *jc, uint64_t id, uint32_t offset, uin
  * span that no longer holds them leaves b with none. */
 static void load_inline(struct jit_code *jc, struct code_blob *b)
 {
-	uint32_t offset = b->inl.span.offset, length = b->inl.span.length;
-
 	b->deferred = 0;
-	b->inl.ranges.first = b->inl.ranges.count = 0;
+	b->ranges.first = b->ranges.count = 0;
 	jc->loading = b;
-	jc->loader(jc->loader_ctx, b->id, offset, length);
+	jc->loader(jc->loader_ctx, b->id, b->span.offset, b->span.length);
 	jc->loading = NULL;
 }
 
@@ -467,11 +510,15 @@ size_t jit_code_load_ended(struct jit_code *jc)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < jc->nblobs; i++)
+	for (size_t i = 0; i < jc->nblobs; i++) {
 		if (jc->blobs[i].deferred && jc->blobs[i].ended != UINT64_MAX) {
 			load_inline(jc, &jc->blobs[i]);
 			n++;
 		}
+		/* Spans point into the file being left: live methods' are
+		 * pointed again as the new file restates them. */
+		jc->blobs[i].reloadable = 0;
+	}
 	return n;
 }
 
@@ -570,11 +617,11 @@ static int collect(struct code_blob *b, void *ctx)
 static const struct inline_range *inline_at(struct jit_code *jc, const struct code_blob *b,
 					    uint64_t addr)
 {
-	if (!b->inl.ranges.count)
+	if (!b->ranges.count)
 		return NULL;   /* jc->inl may be NULL yet */
 	uint64_t off = addr - b->start;   /* addr is inside b */
-	size_t lo = 0, hi = b->inl.ranges.count;
-	const struct inline_range *v = &jc->inl[b->inl.ranges.first];
+	size_t lo = 0, hi = b->ranges.count;
+	const struct inline_range *v = &jc->inl[b->ranges.first];
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (v[mid].end <= off)
@@ -582,7 +629,7 @@ static const struct inline_range *inline_at(struct jit_code *jc, const struct co
 		else
 			hi = mid;
 	}
-	return lo < b->inl.ranges.count && v[lo].start <= off ? &v[lo] : NULL;
+	return lo < b->ranges.count && v[lo].start <= off ? &v[lo] : NULL;
 }
 
 int jit_code_resolve(struct jit_code *jc, uint64_t addr, uint64_t ts, struct frame *out, int max)
@@ -601,6 +648,7 @@ int jit_code_resolve(struct jit_code *jc, uint64_t addr, uint64_t ts, struct fra
 		return 0;
 	if (b->deferred)
 		load_inline(jc, b);
+	b->used = 1;
 	if (!b->is_method) {
 		int interp = !strcmp(b->name, "Interpreter");
 		out[0] = (struct frame){ b->name, interp ? FRAME_INTERPRETED : FRAME_NATIVE };

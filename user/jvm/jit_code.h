@@ -57,14 +57,16 @@ int jit_code_inline_method_start(const struct jit_code *jc, uint64_t id, uint64_
  * records lie instead of adding them; the first lookup that lands in the
  * method calls the loader, which reads them back and adds them with
  * jit_code_add_inline (id is then the method being loaded).  Once called,
- * the method never is again: frames the loader could not add are left out. */
+ * the method is not again unless its frames are trimmed: frames the loader
+ * could not add are left out. */
 typedef void (*jit_code_inline_loader)(void *ctx, uint64_t id, uint32_t offset,
 				       uint32_t length);
 void jit_code_set_inline_loader(struct jit_code *jc, jit_code_inline_loader fn, void *ctx);
 
 /* Compiled method id's inlined frames are at [offset, offset + length) of
  * the reader's file; a later call replaces the place (a new file restating
- * live code).  0; -EEXIST when its frames are loaded already; -EINVAL when
+ * live code).  0; -EEXIST when its frames are loaded already (the place is
+ * still noted, to read them back after jit_code_trim_inline); -EINVAL when
  * id is no compiled method or there is no loader. */
 int jit_code_defer_inline(struct jit_code *jc, uint64_t id, uint32_t offset, uint32_t length);
 
@@ -72,6 +74,13 @@ int jit_code_defer_inline(struct jit_code *jc, uint64_t id, uint32_t offset, uin
  * reader's file changes: a new file restates live code only.  Returns how
  * many methods were loaded. */
 size_t jit_code_load_ended(struct jit_code *jc);
+
+/* Frames read back are a cache.  When the inlined frames held take more
+ * than budget bytes, those of methods no lookup has landed in since the
+ * last call are dropped, to be read back if one does; only methods whose
+ * records are still where the loader reads them (the reader's current
+ * file).  Returns how many methods were dropped. */
+size_t jit_code_trim_inline(struct jit_code *jc, size_t budget);
 
 /* Names addr at ts: fills up to max frames, innermost first (inlined
  * frames FRAME_INLINED, then the method FRAME_JIT; the interpreter is one

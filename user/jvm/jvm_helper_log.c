@@ -21,6 +21,12 @@
 /* The most of the file one method's deferred inlined frames may span: a
  * large compiled method's J records take a few hundred KiB. */
 #define INLINE_SPAN_MAX (4u << 20)
+/* Inlined frames read back, per JVM: past this, those of methods no sample
+ * landed in for 10 s are dropped (jit_code_trim_inline). With --wall an
+ * executor's samples land in a few thousand methods over minutes, whose
+ * frames would take 5-6 MB and more as the run goes on. */
+#define INLINE_CACHE_BYTES (1u << 20)
+#define INLINE_TRIM_NS (10ull * 1000000000ull)
 
 struct jvm_helper_log {
 	int fd;
@@ -34,6 +40,7 @@ struct jvm_helper_log {
 	size_t pending_len;
 	uint64_t horizon;
 	uint64_t forgot_at;          /* horizon at the last jit_code_forget */
+	uint64_t trimmed_at;         /* and at the last jit_code_trim_inline */
 
 	struct string_pool *names;   /* every name the stores hold */
 	const char **numbered;       /* N records: name number n at [n - number_base] */
@@ -439,6 +446,14 @@ static void forget_old_code(struct jvm_helper_log *log)
 	jvm_helper_log_forget(log, log->horizon - JVM_HELPER_LOG_KEEP_NS);
 }
 
+static void trim_inline(struct jvm_helper_log *log)
+{
+	if (log->fd < 0 || log->horizon - log->trimmed_at < INLINE_TRIM_NS)
+		return;
+	log->trimmed_at = log->horizon;
+	log->stats.inline_trimmed += jit_code_trim_inline(log->code, INLINE_CACHE_BYTES);
+}
+
 size_t jvm_helper_log_forget(struct jvm_helper_log *log, uint64_t ts)
 {
 	size_t dropped = log ? jit_code_forget(log->code, ts) : 0;
@@ -533,6 +548,7 @@ int jvm_helper_log_poll(struct jvm_helper_log *log)
 		err = read_appended(log, buf);
 	free(buf);
 	forget_old_code(log);
+	trim_inline(log);
 	return err ? err : (int)(log->stats.lines - before);
 }
 

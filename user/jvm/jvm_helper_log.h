@@ -61,6 +61,8 @@ struct jvm_helper_log_stats {
 	uint64_t inline_deferred; /* J records left in the file until a sample
 				   * lands in their method (jit_code_defer_inline) */
 	uint64_t inline_loads;   /* methods whose J records were read back */
+	uint64_t inline_trimmed; /* methods whose frames read back were dropped
+				  * again, unused, past the cache's size */
 	uint64_t inline_unreadable; /* of those, none could be: the file changed */
 	uint64_t inline_lost;    /* J records past INLINE_SPAN_MAX of their method */
 	uint64_t thread_events;  /* T, X, S records */

@@ -77,6 +77,7 @@ static void write_helper_log(struct json_writer *w, const struct jvm_helper_log_
 		{ "inline_ranges", st->inline_ranges },
 		{ "inline_deferred", st->inline_deferred },
 		{ "inline_loads", st->inline_loads },
+		{ "inline_trimmed", st->inline_trimmed },
 		{ "inline_unreadable", st->inline_unreadable },
 		{ "inline_lost", st->inline_lost },
 		{ "thread_events", st->thread_events },

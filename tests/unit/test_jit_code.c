@@ -1,0 +1,135 @@
+/* test_jit_code.c - the JIT code store's cache of inlined frames read
+ * back: past its budget, the frames of methods no lookup landed in since
+ * the last trim are dropped and read back when one does, with the same
+ * names; frames whose records the reader can no longer reach are kept.
+ * (Naming and deferral through a real helper log: test_jvm_helper_log.c.)
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "jvm/jit_code.h"
+#include "tap.h"
+
+#define METHODS 40
+#define RANGES 16
+#define BASE 0x7f0000000000ull
+#define SIZE 0x1000ull
+
+static const char *const callee[] = { "Callee.a", "Callee.b", "Callee.c", "Callee.d" };
+static char method_names[METHODS][32];
+
+/* The loader: "reads" method id's records, which here are made from id:
+ * RANGES ranges of 0x40 bytes, each inlining a chain that depends on the
+ * method and the range. */
+struct loader {
+	struct jit_code *jc;
+	unsigned loads[METHODS + 1];
+	unsigned total;
+};
+
+static void fake_load(void *ctx, uint64_t id, uint32_t offset, uint32_t length)
+{
+	struct loader *l = ctx;
+	uint64_t start = BASE + (id - 1) * SIZE;
+
+	(void)offset;
+	(void)length;
+	l->loads[id]++;
+	l->total++;
+	for (unsigned r = 0; r < RANGES; r++) {
+		const char *chain[2] = { callee[(id + r) % 4], callee[r % 4] };
+
+		jit_code_add_inline(l->jc, id, start + r * 0x40, start + r * 0x40 + 0x40, chain,
+				    1 + r % 2);
+	}
+}
+
+/* Method id's range r names its inlined frames and then the method. */
+static int named_right(struct jit_code *jc, uint64_t id, unsigned r)
+{
+	struct frame f[8];
+	int n = jit_code_resolve(jc, BASE + (id - 1) * SIZE + r * 0x40 + 5, 100, f, 8);
+	int depth = 1 + r % 2;
+
+	if (n != depth + 1 || strcmp(f[n - 1].name, method_names[id - 1]) ||
+	    f[n - 1].type != FRAME_JIT)
+		return 0;
+	/* Innermost first, as the loader gave them. */
+	return f[0].type == FRAME_INLINED && !strcmp(f[0].name, callee[(id + r) % 4]) &&
+	       (depth == 1 || (f[1].type == FRAME_INLINED && !strcmp(f[1].name, callee[r % 4])));
+}
+
+static int all_named_right(struct jit_code *jc, uint64_t from, uint64_t to)
+{
+	for (uint64_t id = from; id <= to; id++)
+		for (unsigned r = 0; r < RANGES; r++)
+			if (!named_right(jc, id, r))
+				return 0;
+	return 1;
+}
+
+int main(void)
+{
+	struct jit_code *jc = jit_code_new();
+	struct loader l = { .jc = jc };
+	size_t full, dropped;
+	int deferred = 0;
+
+	CHECK(jc != NULL, "store made");
+	if (!jc)
+		TAP_DONE();
+	jit_code_set_inline_loader(jc, fake_load, &l);
+	for (uint64_t id = 1; id <= METHODS; id++) {
+		snprintf(method_names[id - 1], sizeof(method_names[id - 1]), "Method%llu.run",
+			 (unsigned long long)id);
+		jit_code_add(jc, 1, 10, id, BASE + (id - 1) * SIZE, SIZE, method_names[id - 1]);
+		deferred += jit_code_defer_inline(jc, id, (uint32_t)id * 100, 100) == 0;
+	}
+	CHECK(deferred == METHODS, "every method's frames deferred");
+	CHECK(all_named_right(jc, 1, METHODS) && l.total == METHODS,
+	      "every method read back once and named with its inlined frames (%u loads)", l.total);
+	full = jit_code_memory(jc);
+
+	/* Under the budget: nothing is dropped, used or not. */
+	CHECK(jit_code_trim_inline(jc, 1u << 30) == 0, "under the budget nothing is dropped");
+	CHECK(jit_code_trim_inline(jc, 1u << 30) == 0 && all_named_right(jc, 1, METHODS) &&
+	      l.total == METHODS, "and nothing is read again");
+
+	/* Over it: only the methods no lookup landed in since the last trim. */
+	jit_code_trim_inline(jc, 1u << 30);
+	for (unsigned r = 0; r < RANGES; r++)
+		named_right(jc, 1, r), named_right(jc, 2, r);
+	dropped = jit_code_trim_inline(jc, 0);
+	CHECK(dropped == METHODS - 2, "the %d unused methods' frames dropped (%zu)", METHODS - 2,
+	      dropped);
+	CHECK(jit_code_memory(jc) < full, "the store holds less: %zu bytes, was %zu",
+	      jit_code_memory(jc), full);
+	CHECK(all_named_right(jc, 1, 2) && l.total == METHODS,
+	      "the two used methods named as before, not read again");
+	CHECK(all_named_right(jc, 3, METHODS) && l.total == METHODS + METHODS - 2 &&
+	      l.loads[3] == 2 && l.loads[1] == 1,
+	      "a dropped method is read back when a lookup lands in it, named the same (%u loads)",
+	      l.total);
+
+	/* Everything was used since: a trim drops nothing, the next one all. */
+	CHECK(jit_code_trim_inline(jc, 0) == 0, "used since the last trim: kept");
+	CHECK(jit_code_trim_inline(jc, 0) == METHODS, "unused for a whole trim: all dropped");
+	CHECK(all_named_right(jc, 1, METHODS), "and all named right again");
+
+	/* The reader leaves its file: spans point nowhere, so frames stay
+	 * until a new file restates where they lie. */
+	jit_code_load_ended(jc);
+	unsigned before = l.total;
+	jit_code_trim_inline(jc, 0);
+	CHECK(jit_code_trim_inline(jc, 0) == 0 && all_named_right(jc, 1, METHODS) &&
+	      l.total == before, "frames whose records the reader left are never dropped");
+	CHECK(jit_code_defer_inline(jc, 5, 500, 100) == -EEXIST,
+	      "a restated place for method 5 (its frames are loaded)");
+	jit_code_trim_inline(jc, 0);
+	CHECK(jit_code_trim_inline(jc, 0) == 1 && all_named_right(jc, 1, METHODS) &&
+	      l.total == before + 1 && l.loads[5] == 4,
+	      "then only method 5 can be dropped, and is read back from its new place");
+	jit_code_free(jc);
+	TAP_DONE();
+}
