@@ -19,7 +19,8 @@
 /* Rank of synthesized "name@plt" symbols: any real symbol wins over them. */
 #define PLT_RANK 254
 
-struct elf_sym {
+/* A symbol while the table is built. */
+struct sym_proto {
 	uint64_t addr;
 	uint64_t end;        /* exclusive; computed at load */
 	uint64_t size;       /* st_size, 0 when unknown */
@@ -27,6 +28,16 @@ struct elf_sym {
 	uint32_t name;       /* offset in names (the raw, mangled name) */
 	uint8_t rank;        /* lower wins among symbols at one address */
 };
+
+/* A symbol of the finished table: 16 bytes, as libjvm alone has 48,000. */
+struct elf_sym {
+	uint64_t addr;
+	uint32_t len;        /* end - addr, at most UINT32_MAX */
+	uint32_t name;       /* offset in names, and SYM_PLT */
+};
+/* names stay under MAX_NAME_BYTES (2^28): the top bit is free. */
+#define SYM_PLT 0x80000000u
+#define SYM_NAME(s) ((s)->name & ~SYM_PLT)
 
 struct elf_segment {
 	uint64_t offset, vaddr, filesz, memsz;
@@ -48,7 +59,7 @@ struct elf_symbols {
 
 static int cmp_sym(const void *a, const void *b)
 {
-	const struct elf_sym *x = a, *y = b;
+	const struct sym_proto *x = a, *y = b;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
@@ -138,11 +149,11 @@ static uint64_t exec_segment_end(const struct elf_symbols *es, uint64_t addr)
 
 /* A sized symbol ends at its size; a sizeless one (hand-written assembly)
  * at the next symbol, but never past its executable segment. */
-static void compute_ends(struct elf_symbols *es)
+static void compute_ends(const struct elf_symbols *es, struct sym_proto *syms, size_t n)
 {
-	for (size_t i = 0; i < es->nsyms; i++) {
-		struct elf_sym *s = &es->syms[i];
-		uint64_t next = i + 1 < es->nsyms ? es->syms[i + 1].addr : UINT64_MAX;
+	for (size_t i = 0; i < n; i++) {
+		struct sym_proto *s = &syms[i];
+		uint64_t next = i + 1 < n ? syms[i + 1].addr : UINT64_MAX;
 		uint64_t seg_end = exec_segment_end(es, s->addr);
 
 		if (s->size) {
@@ -187,24 +198,25 @@ static uint64_t section_end(Elf *elf, unsigned shndx)
 	return sh.sh_addr + sh.sh_size;
 }
 
-/* Growth state of the symbol and name arrays while loading. */
+/* The symbols while loading, and the growth of the name array. */
 struct sym_builder {
-	size_t cap, names_cap;
+	struct sym_proto *syms;
+	size_t nsyms, cap, names_cap;
 };
 
 /* Appends symbol proto named name[0..len) + suffix.  0, 1 when the name
  * space is full, or -ENOMEM. */
-static int add_symbol(struct elf_symbols *es, struct sym_builder *b, struct elf_sym proto,
+static int add_symbol(struct elf_symbols *es, struct sym_builder *b, struct sym_proto proto,
 		      const char *name, size_t len, const char *suffix)
 {
 	size_t slen = strlen(suffix), need = len + slen + 1;
 
-	if (es->nsyms == b->cap) {
+	if (b->nsyms == b->cap) {
 		size_t ncap = b->cap ? b->cap * 2 : 256;
-		struct elf_sym *n = realloc(es->syms, ncap * sizeof(*n));
+		struct sym_proto *n = realloc(b->syms, ncap * sizeof(*n));
 		if (!n)
 			return -ENOMEM;
-		es->syms = n;
+		b->syms = n;
 		b->cap = ncap;
 	}
 	if (es->names_len + need > MAX_NAME_BYTES)
@@ -222,7 +234,7 @@ static int add_symbol(struct elf_symbols *es, struct sym_builder *b, struct elf_
 		b->names_cap = ncap;
 	}
 	proto.name = (uint32_t)es->names_len;
-	es->syms[es->nsyms++] = proto;
+	b->syms[b->nsyms++] = proto;
 	memcpy(es->names + es->names_len, name, len);
 	memcpy(es->names + es->names_len + len, suffix, slen);
 	es->names_len += len + slen;
@@ -265,7 +277,7 @@ static long read_symbol_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 		name = elf_strptr(elf, sh->sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
-		err = add_symbol(es, b, (struct elf_sym){
+		err = add_symbol(es, b, (struct sym_proto){
 				.addr = s.st_value, .size = s.st_size,
 				.limit = s.st_size ? 0 : section_end(elf, s.st_shndx),
 				.rank = symbol_rank(&s, name),
@@ -390,7 +402,7 @@ static int read_plt_symbols(Elf *elf, struct elf_symbols *es, struct sym_builder
 		name = elf_strptr(elf, dynsym_sh.sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
-		err = add_symbol(es, b, (struct elf_sym){ .addr = addr, .size = 16, .rank = PLT_RANK },
+		err = add_symbol(es, b, (struct sym_proto){ .addr = addr, .size = 16, .rank = PLT_RANK },
 				 name, strnlen(name, 4096), "@plt");
 		if (err)
 			break;
@@ -399,28 +411,50 @@ static int read_plt_symbols(Elf *elf, struct elf_symbols *es, struct sym_builder
 	return err < 0 ? err : 0;
 }
 
-/* Sorts, keeps the best name per address, computes ends. */
-static int finish_table(struct elf_symbols *es)
+/* Sorts, keeps the best name per address, computes ends, and makes the
+ * compact table from b's symbols (which it frees). */
+static int finish_table(struct elf_symbols *es, struct sym_builder *b)
 {
 	size_t out = 0;
 
 	free(es->shown);
 	es->shown = NULL;
-	if (es->nsyms == 0)
+	free(es->syms);
+	es->syms = NULL;
+	es->nsyms = 0;
+	if (b->nsyms == 0) {
+		free(b->syms);
 		return 0;
-	qsort(es->syms, es->nsyms, sizeof(*es->syms), cmp_sym);
-	for (size_t i = 0; i < es->nsyms; i++)
-		if (!out || es->syms[out - 1].addr != es->syms[i].addr)
-			es->syms[out++] = es->syms[i];
-	es->nsyms = out;
-	compute_ends(es);
+	}
+	qsort(b->syms, b->nsyms, sizeof(*b->syms), cmp_sym);
+	for (size_t i = 0; i < b->nsyms; i++)
+		if (!out || b->syms[out - 1].addr != b->syms[i].addr)
+			b->syms[out++] = b->syms[i];
+	compute_ends(es, b->syms, out);
+	es->syms = malloc(out * sizeof(*es->syms));
 	es->shown = calloc(out, sizeof(*es->shown));
-	return es->shown ? 0 : -ENOMEM;
+	if (!es->syms || !es->shown) {
+		free(b->syms);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < out; i++) {
+		const struct sym_proto *p = &b->syms[i];
+		uint64_t len = p->end - p->addr;
+
+		es->syms[i] = (struct elf_sym){
+			.addr = p->addr,
+			.len = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len,
+			.name = p->name | (p->rank == PLT_RANK ? SYM_PLT : 0),
+		};
+	}
+	es->nsyms = out;
+	free(b->syms);
+	return 0;
 }
 
 static int read_symbols(Elf *elf, struct elf_symbols *es)
 {
-	struct sym_builder b = { 0, 0 };
+	struct sym_builder b = { 0 };
 	GElf_Shdr sh;
 	Elf_Scn *scn;
 	long n = 0;
@@ -428,19 +462,25 @@ static int read_symbols(Elf *elf, struct elf_symbols *es)
 	scn = find_symbol_section(elf, SHT_SYMTAB, &sh);
 	if (scn) {
 		n = read_symbol_section(elf, scn, &sh, es, &b);
-		if (n < 0)
+		if (n < 0) {
+			free(b.syms);
 			return (int)n;
+		}
 		es->has_symtab = n > 0;
 	}
 	if (n == 0) {
 		scn = find_symbol_section(elf, SHT_DYNSYM, &sh);
-		if (scn && (n = read_symbol_section(elf, scn, &sh, es, &b)) < 0)
+		if (scn && (n = read_symbol_section(elf, scn, &sh, es, &b)) < 0) {
+			free(b.syms);
 			return (int)n;
+		}
 	}
 	n = read_plt_symbols(elf, es, &b);
-	if (n < 0)
+	if (n < 0) {
+		free(b.syms);
 		return (int)n;
-	return finish_table(es);
+	}
+	return finish_table(es, &b);
 }
 
 static struct elf_symbols *load_elf(Elf *elf, const char *what)
@@ -565,10 +605,10 @@ const char *elf_symbols_lookup(struct elf_symbols *es, uint64_t vaddr, uint64_t 
 		size_t i = lo - back;
 		struct elf_sym *s = &es->syms[i];
 
-		if (vaddr >= s->end)
+		if (vaddr - s->addr >= s->len)
 			continue;
 		if (!es->shown[i]) {
-			const char *raw = es->names + s->name;
+			const char *raw = es->names + SYM_NAME(s);
 			char *readable = demangle_symbol(raw);
 
 			es->shown[i] = readable ? readable : (char *)raw;
@@ -605,40 +645,47 @@ size_t elf_symbols_memory(const struct elf_symbols *es)
 	total += es->nsyms * (sizeof(*es->syms) + sizeof(*es->shown)) + es->names_len;
 	total += es->nsegs * sizeof(*es->segs);
 	for (size_t i = 0; i < es->nsyms; i++)
-		if (es->shown[i] && es->shown[i] != es->names + es->syms[i].name)
+		if (es->shown[i] && es->shown[i] != es->names + SYM_NAME(&es->syms[i]))
 			total += strlen(es->shown[i]) + 1;
 	return total;
 }
 
 void elf_symbols_take_symbols(struct elf_symbols *into, struct elf_symbols *from)
 {
-	struct sym_builder b = { from->nsyms, from->names_len };
+	struct sym_builder b = { .names_cap = from->names_len };
 
+	/* from's table, as symbols being built again: its ends as sizes. */
+	b.syms = malloc((from->nsyms ? from->nsyms : 1) * sizeof(*b.syms));
+	b.cap = b.syms ? from->nsyms : 0;
+	for (size_t i = 0; b.syms && i < from->nsyms; i++)
+		b.syms[b.nsyms++] = (struct sym_proto){
+			.addr = from->syms[i].addr, .size = from->syms[i].len,
+			.name = SYM_NAME(&from->syms[i]),
+			.rank = from->syms[i].name & SYM_PLT ? PLT_RANK : 0,
+		};
 	/* The debug file has no PLT contents: keep the stubs found in into. */
-	for (size_t i = 0; i < into->nsyms; i++) {
-		const char *name = into->names + into->syms[i].name;
+	for (size_t i = 0; b.syms && i < into->nsyms; i++) {
+		const char *name = into->names + SYM_NAME(&into->syms[i]);
 
-		if (into->syms[i].rank == PLT_RANK &&
-		    add_symbol(from, &b, into->syms[i], name, strlen(name), "") < 0)
+		if ((into->syms[i].name & SYM_PLT) &&
+		    add_symbol(from, &b, (struct sym_proto){ .addr = into->syms[i].addr,
+							     .size = into->syms[i].len,
+							     .rank = PLT_RANK },
+			       name, strlen(name), "") < 0)
 			break;
 	}
 	for (size_t i = 0; into->shown && i < into->nsyms; i++)
-		if (into->shown[i] && into->shown[i] != into->names + into->syms[i].name)
+		if (into->shown[i] && into->shown[i] != into->names + SYM_NAME(&into->syms[i]))
 			free(into->shown[i]);
 	free(into->shown);
-	free(into->syms);
 	free(into->names);
-	into->syms = from->syms;
-	into->nsyms = from->nsyms;
+	into->shown = NULL;
 	into->names = from->names;
 	into->names_len = from->names_len;
 	into->has_symtab = from->has_symtab;
-	into->shown = NULL;
-	from->syms = NULL;
 	from->names = NULL;
-	from->nsyms = 0;
 	elf_symbols_free(from);
-	if (finish_table(into) < 0)
+	if (finish_table(into, &b) < 0)
 		into->nsyms = 0; /* out of memory: no names rather than a crash */
 }
 
@@ -647,7 +694,7 @@ void elf_symbols_free(struct elf_symbols *es)
 	if (!es)
 		return;
 	for (size_t i = 0; es->shown && i < es->nsyms; i++)
-		if (es->shown[i] && es->shown[i] != es->names + es->syms[i].name)
+		if (es->shown[i] && es->shown[i] != es->names + SYM_NAME(&es->syms[i]))
 			free(es->shown[i]);
 	free(es->shown);
 	free(es->syms);
