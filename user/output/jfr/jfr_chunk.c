@@ -126,32 +126,42 @@ void jfr_chunk_begin(struct jfr_chunk *c, uint64_t start_ticks)
 	c->ntruncated = 0;
 }
 
-void jfr_chunk_trim(struct jfr_chunk *c)
+/* What an empty chunk keeps for reuse: freed, or (keep) left allocated
+ * with its pages handed back. */
+static void drop_memory(struct jfr_chunk *c, bool keep)
 {
 	struct jfr_buf *bufs[] = { &c->events, &c->scratch, &c->text, &c->stack,
 				   &c->tail,   &c->header,  &c->meta };
+	struct jfr_map *maps[] = { &c->frame_methods, &c->stack_keys };
 
-	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
-		jfr_buf_free(bufs[i]);
-	jfr_map_free(&c->frame_methods);
-	jfr_map_init(&c->frame_methods);
-	jfr_map_free(&c->stack_keys);
-	jfr_map_init(&c->stack_keys);
-	for (int i = 0; i < NPOOLS; i++)
-		jfr_pool_trim(c->pools[i]);
+	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++) {
+		if (keep)
+			jfr_buf_release(bufs[i]);
+		else
+			jfr_buf_free(bufs[i]);
+	}
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		if (keep)
+			jfr_map_release(maps[i]);
+		else
+			jfr_map_free(maps[i]);
+	}
+	for (int i = 0; i < NPOOLS; i++) {
+		if (keep)
+			jfr_pool_release(c->pools[i]);
+		else
+			jfr_pool_trim(c->pools[i]);
+	}
+}
+
+void jfr_chunk_trim(struct jfr_chunk *c)
+{
+	drop_memory(c, false);
 }
 
 void jfr_chunk_release(struct jfr_chunk *c)
 {
-	struct jfr_buf *bufs[] = { &c->events, &c->scratch, &c->text, &c->stack,
-				   &c->tail,   &c->header,  &c->meta };
-
-	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
-		jfr_buf_release(bufs[i]);
-	jfr_map_release(&c->frame_methods);
-	jfr_map_release(&c->stack_keys);
-	for (int i = 0; i < NPOOLS; i++)
-		jfr_pool_release(c->pools[i]);
+	drop_memory(c, true);
 }
 
 int jfr_chunk_save_keys(const struct jfr_chunk *c, struct jfr_buf *out)
