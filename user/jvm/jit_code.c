@@ -283,13 +283,18 @@ size_t jit_code_blobs(const struct jit_code *jc, size_t *ended)
 	return jc->nblobs;
 }
 
+/* The inlined frames' part: ranges and their chains. */
+static size_t inline_memory(const struct jit_code *jc)
+{
+	return jc->capinl * sizeof(*jc->inl) + jc->chains.capnames * sizeof(*jc->chains.names) +
+	       jc->chains.capchains * sizeof(*jc->chains.chains) +
+	       jc->chains.capindex * sizeof(*jc->chains.index);
+}
+
 size_t jit_code_memory(const struct jit_code *jc)
 {
 	return sizeof(*jc) + jc->capblobs * sizeof(*jc->blobs) + jc->caplive * sizeof(*jc->live) +
-	       jc->capindex * (sizeof(*jc->by_start) + sizeof(*jc->max_end)) +
-	       jc->capinl * sizeof(*jc->inl) + jc->chains.capnames * sizeof(*jc->chains.names) +
-	       jc->chains.capchains * sizeof(*jc->chains.chains) +
-	       jc->chains.capindex * sizeof(*jc->chains.index);
+	       jc->capindex * (sizeof(*jc->by_start) + sizeof(*jc->max_end)) + inline_memory(jc);
 }
 
 /* Whether blob b of jc stays: live, ended at or after ts, or the newest
@@ -387,13 +392,6 @@ size_t jit_code_forget(struct jit_code *jc, uint64_t ts)
 	}
 	shrink_array((void **)&jc->blobs, &jc->capblobs, jc->nblobs, sizeof(*jc->blobs));
 	return dropped;
-}
-
-static size_t inline_memory(const struct jit_code *jc)
-{
-	return jc->capinl * sizeof(*jc->inl) + jc->chains.capnames * sizeof(*jc->chains.names) +
-	       jc->chains.capchains * sizeof(*jc->chains.chains) +
-	       jc->chains.capindex * sizeof(*jc->chains.index);
 }
 
 size_t jit_code_trim_inline(struct jit_code *jc, size_t budget)
