@@ -641,6 +641,29 @@ def tree_bytes(path):
     return total
 
 
+def written_since(path, since, top=6):
+    """What was written under path from since (a time.time()) on: bytes
+    by kind of file (its name after the output's name) and the largest
+    files, in MB."""
+    kinds, files = {}, []
+    for d, _, names in os.walk(path):
+        for f in names:
+            p = os.path.join(d, f)
+            try:
+                st = os.stat(p)
+            except OSError:
+                continue
+            if st.st_mtime < since:
+                continue
+            kind = "." + f.split(".", 1)[1] if "." in f else f
+            kinds[kind] = kinds.get(kind, 0) + st.st_size
+            files.append((os.path.relpath(p, path), st.st_size))
+    files.sort(key=lambda kv: -kv[1])
+    return {"by_kind_mb": {k: round(v / 1e6, 1) for k, v in
+                           sorted(kinds.items(), key=lambda kv: -kv[1])},
+            "files": len(files), "largest_mb": [(p, round(n / 1e6, 1)) for p, n in files[:top]]}
+
+
 def start_stop_profile(pid, work):
     """sparkprof recording the recorder pid itself, --wall by thread, from
     just before its stop: where the stop's wall time goes (CPU or waiting,
@@ -709,12 +732,13 @@ def bench_soak(cfg, work):
                     log(f"soak: CodeChurn exited ({churn.returncode}) by {churn_died:.0f} s")
                 time.sleep(every)
             prof = start_stop_profile(sp.pid, work) if cfg.get("profile_stop") else None
-            t = time.monotonic()
+            t, t_wall = time.monotonic(), time.time()
             sp.send_signal(signal.SIGINT)
             rc, cpu, maxrss = finish_waited(sp, timeout=600)
             stop_s = time.monotonic() - t
             sp = None
             stop_profile = finish_stop_profile(prof) if prof else None
+        stop_wrote = written_since(out, t_wall)
         s = read_summary(out)
         logs = helper_logs(s)   # while the executors live: they remove their logs
         res = json.loads(driver.stdout.readline())
@@ -738,7 +762,7 @@ def bench_soak(cfg, work):
             "memory": s.get("memory"), "helper_logs": logs, "helper_opts": cfg["helper_opts"],
             "reopened": sum(o.get("reopened", 0) for o in s.get("outputs", [])),
             "churn_died_s": churn_died, "stop_profile": stop_profile,
-            "stop_s": stop_s, "stage_outputs": stages, "bytes": size,
+            "stop_s": stop_s, "stop_wrote": stop_wrote, "stage_outputs": stages, "bytes": size,
             "rounds": res.get("rounds"), "load": (lm.runnable, lm.loadavg), "seconds": seconds}
 
 
@@ -929,6 +953,12 @@ def report(mode, m, res):
                          f"{h.get('inline_trimmed', '-')} | {h['inline_ranges']:,} | "
                          f"{(h.get('jit_bytes') or 0) / 1e6:.1f} "
                          f"({(h.get('jit_name_bytes') or 0) / 1e6:.1f}) |")
+        sw = so.get("stop_wrote")
+        if sw:
+            L += ["", f"What the stop wrote (files changed after SIGINT): {sw['files']} files, "
+                  f"{sum(sw['by_kind_mb'].values()):.0f} MB; by kind "
+                  + ", ".join(f"`{k}` {mb}" for k, mb in sw["by_kind_mb"].items())
+                  + "; largest " + ", ".join(f"`{p}` {mb}" for p, mb in sw["largest_mb"])]
         sprof = so.get("stop_profile")
         if sprof and "threads_ms" in sprof:
             L += ["", "Where the stop's wall time went (`sparkprof record -p PID --wall -t` on "
