@@ -37,7 +37,8 @@ static int name_jit(void *ctx, uint64_t addr, uint64_t ts, struct frame *out, in
 
 	(void)ts;
 	nm->jit_calls++;
-	if (addr < nm->jit || addr >= nm->jit + 4096 || max < 2)
+	/* The page's last bytes: code the runtime cannot name. */
+	if (addr < nm->jit || addr >= nm->jit + 4000 || max < 2)
 		return 0;
 	if (addr < nm->jit + 2048) {
 		out[0] = (struct frame){ "Inlined.callee", FRAME_INLINED };
@@ -53,6 +54,8 @@ static int name_method(void *ctx, uint64_t method, struct frame *out)
 	struct namer *nm = ctx;
 
 	nm->method_calls++;
+	if (method == 0x3000)
+		return 0;  /* a method that cannot be read */
 	*out = (struct frame){ method == 0x1000 ? "Interp.run" : "Interp.loop",
 			       FRAME_INTERPRETED };
 	return 1;
@@ -118,6 +121,32 @@ int main(void)
 	CHECK(got == 100, "a 100-frame output is filled to its end (%zu)", got);
 	CHECK(nm.jit_calls == 4, "the next stack names JIT code anew (%d)", nm.jit_calls);
 	CHECK_STR(out[99].name, out[99 - 7].name, "the cut stack still repeats in order");
+
+	/* Frames that cannot be named count as unknown at every depth too,
+	 * memoized or not. */
+	struct stack_resolver_stats before = *st;
+	size_t reps = 0;
+
+	n = 0;
+	user[n++] = (uint64_t)(uintptr_t)recurse_a + 1;
+	for (; n + 3 <= 300; reps++) {
+		user[n++] = nm.jit + 4050;
+		user[n++] = 0x3000 | SP_USTACK_METHOD_TAG;
+		user[n++] = 0x10; /* mapped nowhere */
+	}
+	got = stack_resolver_resolve(r, &names, 3, NULL, 0, user, n, out, STACK_MAX_FRAMES);
+	CHECK(got == n && !strcmp(out[1].name, "[unknown]") && !strcmp(out[2].name, "Interpreter") &&
+	      !strcmp(out[n - 1].name, "[unknown]"), "unnamed frames read [unknown] and Interpreter");
+	CHECK(st->jit_frames - before.jit_frames == reps &&
+	      st->jit_unknown - before.jit_unknown == reps &&
+	      st->interpreted_frames - before.interpreted_frames == reps &&
+	      st->interpreted_unknown - before.interpreted_unknown == reps &&
+	      st->user_frames - before.user_frames == reps + 1 &&
+	      st->user_unknown - before.user_unknown == reps,
+	      "each of %zu repeats counted unknown (JIT %llu, interpreted %llu, native %llu)", reps,
+	      (unsigned long long)(st->jit_unknown - before.jit_unknown),
+	      (unsigned long long)(st->interpreted_unknown - before.interpreted_unknown),
+	      (unsigned long long)(st->user_unknown - before.user_unknown));
 	stack_resolver_free(r);
 	munmap(page, 4096);
 	TAP_DONE();

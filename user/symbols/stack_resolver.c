@@ -11,14 +11,26 @@
 #include "symbols/proc_symbolizer.h"
 #include "symbols/stack_resolver.h"
 
+/* What naming one user frame found, counted in the stats: a memoized
+ * frame counts again without copying the stats around it. */
+enum frame_outcome {
+	USER_NAMED,
+	USER_UNKNOWN,
+	JIT_NAMED,
+	JIT_UNKNOWN,
+	METHOD_NAMED,
+	METHOD_UNKNOWN,
+};
+
 /* User frames already named in the stack being resolved: a recursion
  * repeats its frames, and a deep stack is mostly recursion. */
 #define FRAME_MEMO_SLOTS 64
 struct frame_memo {
 	uint64_t addr;          /* the walked value: an address or a tagged Method* */
 	uint32_t stack;         /* which resolve call filled it */
-	uint32_t start, count;  /* its frames in that call's output */
-	struct stack_resolver_stats counted; /* what naming it added to the stats */
+	uint32_t start;         /* its frames in that call's output */
+	uint16_t count;
+	uint8_t outcome;        /* enum frame_outcome */
 };
 
 struct stack_resolver {
@@ -101,17 +113,40 @@ const struct stack_resolver_stats *stack_resolver_get_stats(const struct stack_r
 
 static const struct frame unknown_frame = { "[unknown]", FRAME_NATIVE };
 
+static void count_outcome(struct stack_resolver_stats *s, enum frame_outcome o)
+{
+	switch (o) {
+	case USER_UNKNOWN:
+		s->user_unknown++;
+		/* fall through */
+	case USER_NAMED:
+		s->user_frames++;
+		break;
+	case JIT_UNKNOWN:
+		s->jit_unknown++;
+		/* fall through */
+	case JIT_NAMED:
+		s->jit_frames++;
+		break;
+	case METHOD_UNKNOWN:
+		s->interpreted_unknown++;
+		/* fall through */
+	case METHOD_NAMED:
+		s->interpreted_frames++;
+		break;
+	}
+}
+
 /* Anonymous executable memory: JIT code, named by the runtime. */
-static size_t resolve_jit(struct stack_resolver *r, const struct user_names *names,
-			  uint64_t addr, uint64_t ts, struct frame *out, size_t max)
+static size_t resolve_jit(const struct user_names *names, uint64_t addr, uint64_t ts,
+			  struct frame *out, size_t max, enum frame_outcome *outcome)
 {
 	int n = 0;
 
-	r->stats.jit_frames++;
 	if (names->name_jit)
 		n = names->name_jit(names->jit_ctx, addr, ts, out, (int)max);
+	*outcome = n > 0 ? JIT_NAMED : JIT_UNKNOWN;
 	if (n <= 0) {
-		r->stats.jit_unknown++;
 		out[0] = unknown_frame;
 		n = 1;
 	}
@@ -122,29 +157,27 @@ static const struct frame interpreter_frame = { "Interpreter", FRAME_INTERPRETED
 
 /* An interpreted frame: its method, or the interpreter when the method
  * cannot be read (the JVM is gone, or the frame was just being built). */
-static struct frame resolve_method(struct stack_resolver *r, const struct user_names *names,
-				   uint64_t method)
+static struct frame resolve_method(const struct user_names *names, uint64_t method,
+				   enum frame_outcome *outcome)
 {
 	struct frame f;
 
-	r->stats.interpreted_frames++;
+	*outcome = METHOD_NAMED;
 	if (names->name_method && names->name_method(names->jit_ctx, method, &f) == 1)
 		return f;
-	r->stats.interpreted_unknown++;
+	*outcome = METHOD_UNKNOWN;
 	return interpreter_frame;
 }
 
 /* ELF code is looked up by the call instruction (return address - 1), JIT
  * code by the return address itself: the JVM's debug records for a call
  * site are keyed by it. */
-static size_t resolve_user(struct stack_resolver *r, const struct user_names *names,
-			   uint64_t addr, int is_return_address, uint64_t ts, struct frame *out,
-			   size_t max)
+static size_t resolve_user(const struct user_names *names, uint64_t addr, int is_return_address,
+			   uint64_t ts, struct frame *out, size_t max, enum frame_outcome *outcome)
 {
 	enum proc_sym_result result = PROC_SYM_UNMAPPED;
 	uint64_t lookup = is_return_address ? addr - 1 : addr;
 
-	r->stats.user_frames++;
 	if (names->symbolizer) {
 		result = proc_symbolizer_resolve(names->symbolizer, lookup, out);
 		/* New code mapped since the maps were read: read them again. */
@@ -153,39 +186,15 @@ static size_t resolve_user(struct stack_resolver *r, const struct user_names *na
 	}
 	switch (result) {
 	case PROC_SYM_OK:
+		*outcome = USER_NAMED;
 		return 1;
 	case PROC_SYM_ANON_EXEC:
-		r->stats.user_frames--; /* counted as a JIT frame instead */
-		return resolve_jit(r, names, addr, ts, out, max);
+		return resolve_jit(names, addr, ts, out, max, outcome);
 	default:
-		r->stats.user_unknown++;
+		*outcome = USER_UNKNOWN;
 		out[0] = unknown_frame;
 		return 1;
 	}
-}
-
-static void stats_add(struct stack_resolver_stats *s, const struct stack_resolver_stats *d)
-{
-	s->user_frames += d->user_frames;
-	s->user_unknown += d->user_unknown;
-	s->jit_frames += d->jit_frames;
-	s->jit_unknown += d->jit_unknown;
-	s->interpreted_frames += d->interpreted_frames;
-	s->interpreted_unknown += d->interpreted_unknown;
-}
-
-/* What naming one user frame added (kernel counts do not change then). */
-static struct stack_resolver_stats stats_sub(const struct stack_resolver_stats *after,
-					     const struct stack_resolver_stats *before)
-{
-	return (struct stack_resolver_stats){
-		.user_frames = after->user_frames - before->user_frames,
-		.user_unknown = after->user_unknown - before->user_unknown,
-		.jit_frames = after->jit_frames - before->jit_frames,
-		.jit_unknown = after->jit_unknown - before->jit_unknown,
-		.interpreted_frames = after->interpreted_frames - before->interpreted_frames,
-		.interpreted_unknown = after->interpreted_unknown - before->interpreted_unknown,
-	};
 }
 
 /* The memo entry for addr in the current stack, or the slot to fill: a
@@ -242,7 +251,7 @@ size_t stack_resolver_resolve(struct stack_resolver *r, const struct user_names 
 	}
 	for (size_t i = 0; i < nuser && n < max; i++) {
 		struct frame_memo *m = memo_slot(r, user[i]);
-		struct stack_resolver_stats before;
+		enum frame_outcome outcome;
 		size_t start = n;
 
 		/* The innermost frame is looked up differently (not a return
@@ -250,17 +259,17 @@ size_t stack_resolver_resolve(struct stack_resolver *r, const struct user_names 
 		if (i > 0 && m->stack == r->stacks && m->addr == user[i] && m->count <= max - n) {
 			memcpy(out + n, out + m->start, m->count * sizeof(*out));
 			n += m->count;
-			stats_add(&r->stats, &m->counted);
+			count_outcome(&r->stats, m->outcome);
 			continue;
 		}
-		before = r->stats;
 		if (user[i] & SP_USTACK_METHOD_TAG)
-			out[n++] = resolve_method(r, names, user[i] & ~SP_USTACK_METHOD_TAG);
+			out[n++] = resolve_method(names, user[i] & ~SP_USTACK_METHOD_TAG, &outcome);
 		else
-			n += resolve_user(r, names, user[i], i > 0, ts, out + n, max - n);
-		if (i > 0)
+			n += resolve_user(names, user[i], i > 0, ts, out + n, max - n, &outcome);
+		count_outcome(&r->stats, outcome);
+		if (i > 0 && n - start <= UINT16_MAX)
 			*m = (struct frame_memo){ user[i], r->stacks, (uint32_t)start,
-						  (uint32_t)(n - start), stats_sub(&r->stats, &before) };
+						  (uint16_t)(n - start), (uint8_t)outcome };
 	}
 	return n;
 }
