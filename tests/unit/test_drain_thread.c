@@ -107,8 +107,8 @@ int main(void)
 	CHECK(drain_thread_take(dt, 10, 0, consume, &c) == 0, "an empty queue waits, then gives 0");
 
 	/* A budget: a slow consumer gets back to its loop after about that
-	 * long (here after the first block: 10 records of 100 KB). */
-	static unsigned char big[100000];
+	 * long (here after the first 256 KiB block: 10 records of 25 KB). */
+	static unsigned char big[25000];
 	for (int i = 0; i < 30; i++)
 		drain_thread_push(dt, big, sizeof(big));
 	n = drain_thread_take(dt, 0, 1, slow, NULL);
