@@ -31,8 +31,9 @@
  * libjvm.so yet is checked again as java_look_again says). */
 #define HELPER_POLL_NS (100 * NSEC_PER_MSEC)
 /* Records wait about a second: the arena grows to a second's worth of
- * records in chunks of this size, then reuses them. */
-#define PENDING_CHUNK_BYTES (1u << 20)
+ * records in chunks of this size, then reuses them.  Small chunks keep
+ * what a burst left behind small (the arena keeps two spare chunks). */
+#define PENDING_CHUNK_BYTES (256u << 10)
 #define DRAIN_BUDGET_NS (200 * NSEC_PER_MSEC)
 /* How often, and after how long without a record, processes are checked
  * for having exited: a whole-node recording sees thousands of short-lived
