@@ -417,6 +417,14 @@ static int finish_table(struct elf_symbols *es, struct sym_builder *b)
 {
 	size_t out = 0;
 
+	/* The names are final: give back what doubling left unused (up to
+	 * half of libjvm's 3 MB). */
+	if (es->names && es->names_len < b->names_cap) {
+		char *fit = realloc(es->names, es->names_len ? es->names_len : 1);
+
+		if (fit)
+			es->names = fit;
+	}
 	free(es->shown);
 	es->shown = NULL;
 	free(es->syms);
