@@ -38,6 +38,11 @@ average.  BPF run time comes from kernel.bpf_stats_enabled (switched on for
 the run, restored after), read from /proc/PID/fdinfo of sparkprof's program
 file descriptors.
 
+SPARKPROF_BENCH_BIN runs another sparkprof, or a wrapper that execs one
+(its pid is the one measured): a heap profiler on the soak's recorder, for
+example, is a wrapper that sets heaptrack's LD_PRELOAD and
+DUMP_HEAPTRACK_OUTPUT for `record -a --wall` only.
+
 Prints a markdown report and writes it to bench/results/node_cost-DATE.md
 (raw figures beside it as .json).
 """
@@ -59,7 +64,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
-SPARKPROF = os.path.join(ROOT, "sparkprof")
+SPARKPROF = os.environ.get("SPARKPROF_BENCH_BIN", os.path.join(ROOT, "sparkprof"))
 HOT = os.path.join(ROOT, "build", "progs", "hot_functions")
 HELPER = os.path.join(ROOT, "build", "libsparkprof-agent.so")
 JDK17 = "/usr/lib/jvm/java-17-openjdk-amd64"
