@@ -2,6 +2,8 @@
  * back: past its budget, the frames of methods no lookup landed in since
  * the last trim are dropped and read back when one does, with the same
  * names; frames whose records the reader can no longer reach are kept.
+ * And its address index, brought up to date by merging the blobs added
+ * since the last lookup, answers as one built once over all of them.
  * (Naming and deferral through a real helper log: test_jvm_helper_log.c.)
  */
 #include <errno.h>
@@ -69,8 +71,66 @@ static int all_named_right(struct jit_code *jc, uint64_t from, uint64_t to)
 	return 1;
 }
 
+/* Two stores get the same blobs (overlapping, reusing addresses, some
+ * unloaded, one compaction); one is looked up after every few adds, so
+ * its index grows by merges, the other only at the end.  Every answer
+ * must be the same. */
+#define INDEX_BLOBS 3000
+static void test_index_merges_answer_as_one_build(void)
+{
+	static char names[INDEX_BLOBS][16];
+	struct jit_code *merged = jit_code_new(), *once = jit_code_new();
+	uint64_t seed = 42, ts = 1;
+	size_t lookups = 0, named = 0, differ = 0;
+
+	if (!merged || !once) {
+		CHECK(0, "stores made");
+		return;
+	}
+#define NEXT() (seed = seed * 6364136223846793005ull + 1442695040888963407ull, seed >> 33)
+	for (uint64_t id = 1; id <= INDEX_BLOBS; id++, ts++) {
+		uint64_t start = BASE + NEXT() % 0x400000, size = 0x20 + NEXT() % 0x800;
+		struct frame f[4];
+
+		snprintf(names[id - 1], sizeof(names[id - 1]), "M%llu", (unsigned long long)id);
+		jit_code_add(merged, id % 7 != 0, ts, id, start, size, names[id - 1]);
+		jit_code_add(once, id % 7 != 0, ts, id, start, size, names[id - 1]);
+		if (id % 5 == 0) {
+			uint64_t victim = 1 + NEXT() % id;
+
+			jit_code_unload(merged, ts, victim);
+			jit_code_unload(once, ts, victim);
+		}
+		if (id == INDEX_BLOBS / 2) {
+			jit_code_forget(merged, ts - 200);
+			jit_code_forget(once, ts - 200);
+		}
+		if (NEXT() % 8 == 0) {
+			jit_code_resolve(merged, BASE + NEXT() % 0x400800, ts, f, 4);
+			lookups++;
+		}
+	}
+	for (int q = 0; q < 20000; q++) {
+		uint64_t addr = BASE + NEXT() % 0x400800, when = ts - NEXT() % 1000;
+		struct frame a[4], b[4];
+		int na = jit_code_resolve(merged, addr, when, a, 4);
+		int nb = jit_code_resolve(once, addr, when, b, 4);
+
+		named += na > 0;
+		differ += na != nb || (na > 0 && a[na - 1].name != b[nb - 1].name);
+	}
+#undef NEXT
+	CHECK(lookups > 300 && named > 2000 && differ == 0,
+	      "an index merged %zu times answers as one built once (%zu of 20000 named, %zu differ)",
+	      lookups, named, differ);
+	jit_code_free(merged);
+	jit_code_free(once);
+}
+
 int main(void)
 {
+	test_index_merges_answer_as_one_build();
+
 	struct jit_code *jc = jit_code_new();
 	struct loader l = { .jc = jc };
 	size_t full, dropped;
