@@ -7,11 +7,26 @@
 #include "output/profile_outputs.h"
 #include "record/executor_outputs.h"
 #include "spark/executor_stages.h"
+#include "spark/spark_executor.h"
+
+/* Where an executor's last sample went.  An output is found by its name,
+ * and making that text and its labels (seven snprintf calls) and hashing
+ * it cost more than the rest of filing a sample.  An entry is matched by
+ * the ids the name is made of, not by the executor's address, which a
+ * later executor may get. */
+struct recent_outputs {
+	char app_id[SPARK_ID_MAX], executor_id[SPARK_ID_MAX];
+	struct profile_output *all, *stage_output;
+	struct stage_key stage;
+};
+
+#define RECENT_SLOTS 8 /* executors on a node, most often fewer */
 
 struct executor_outputs {
 	struct profile_outputs *outputs;
 	char host[256];
 	char frequency[16];
+	struct recent_outputs recent[RECENT_SLOTS];
 };
 
 struct executor_outputs *executor_outputs_new(struct profile_outputs *outputs, const char *host,
@@ -77,16 +92,35 @@ static struct profile_output *output_for(struct executor_outputs *eo, const stru
 	return profile_outputs_get(eo->outputs, name, labels, sizeof(labels) / sizeof(labels[0]));
 }
 
+/* e's entry, emptied first when it held another executor's outputs. */
+static struct recent_outputs *recent_for(struct executor_outputs *eo, const struct executor *e)
+{
+	const struct spark_executor *id = executor_identity(e);
+	struct recent_outputs *r =
+		&eo->recent[((uintptr_t)e * 0x9e3779b97f4a7c15ull >> 32) % RECENT_SLOTS];
+
+	if (strcmp(r->app_id, id->app_id) || strcmp(r->executor_id, id->executor_id)) {
+		memset(r, 0, sizeof(*r));
+		snprintf(r->app_id, sizeof(r->app_id), "%s", id->app_id);
+		snprintf(r->executor_id, sizeof(r->executor_id), "%s", id->executor_id);
+	}
+	return r;
+}
+
 void executor_outputs_add(struct executor_outputs *eo, struct executor *e,
 			  const struct resolved_sample *s)
 {
 	struct stage_attribution_result result = executor_sample_stage(e, s);
-	struct profile_output *out;
+	struct recent_outputs *r = recent_for(eo, e);
 
-	out = output_for(eo, e, result.stage, true);
-	if (out)
-		profile_output_add(eo->outputs, out, s);
-	out = output_for(eo, e, result.stage, false);
-	if (out)
-		profile_output_add(eo->outputs, out, s);
+	if (!r->all)
+		r->all = output_for(eo, e, result.stage, true);
+	if (r->all)
+		profile_output_add(eo->outputs, r->all, s);
+	if (!r->stage_output || !stage_key_eq(r->stage, result.stage)) {
+		r->stage_output = output_for(eo, e, result.stage, false);
+		r->stage = result.stage;
+	}
+	if (r->stage_output)
+		profile_output_add(eo->outputs, r->stage_output, s);
 }
