@@ -5,6 +5,7 @@
  * annotation*), and root -> region, which the JDK reader requires.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -333,7 +334,7 @@ static void md_class(struct md_writer *w, const struct md_class *c)
 		md_annotation(w, JFR_ANNOTATION_CONTENT_TYPE, NULL);
 }
 
-int jfr_metadata_body(struct jfr_buf *out)
+static int build_body(struct jfr_buf *out)
 {
 	struct md_writer w = { 0 };
 	size_t nclasses = sizeof(classes) / sizeof(classes[0]);
@@ -371,6 +372,25 @@ out:
 	free(w.strings);
 	jfr_buf_free(&w.tree);
 	return ret;
+}
+
+const struct jfr_buf *jfr_metadata_body(void)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static struct jfr_buf body;
+	static bool built;
+	bool ok;
+
+	pthread_mutex_lock(&lock);
+	if (!built) {
+		jfr_buf_init(&body);
+		built = build_body(&body) == 0;
+		if (!built)
+			jfr_buf_free(&body);
+	}
+	ok = built;
+	pthread_mutex_unlock(&lock);
+	return ok ? &body : NULL;
 }
 
 void jfr_metadata_event(struct jfr_buf *out, const struct jfr_buf *body,

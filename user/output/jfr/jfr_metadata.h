@@ -1,8 +1,8 @@
 /* jfr_metadata.h - the metadata event of sparkprof's JFR files.
  *
  * The metadata declares every type and event type the files use (layout in
- * docs/jfr.md).  It is the same for every chunk, so it is built once per
- * writer; each chunk then emits it with its own start time.
+ * docs/jfr.md).  It is the same for every chunk of every file, so it is
+ * built once; each chunk then emits it with its own start time.
  */
 #ifndef SPARKPROF_JFR_METADATA_H
 #define SPARKPROF_JFR_METADATA_H
@@ -15,10 +15,13 @@
  * descriptor when the id repeats, which is right: ours never changes. */
 #define JFR_METADATA_ID 1
 
-/* Appends the part of the metadata event after its startTime and duration
- * fields (metadataId, string table, element tree) to out.  Returns 0, or
- * -ENOMEM. */
-int jfr_metadata_body(struct jfr_buf *out);
+/* The part of the metadata event after its startTime and duration fields
+ * (metadataId, string table, element tree).  Built at the first call and
+ * shared by every writer from then on, on any thread: a recording beside
+ * Spark opens a dozen stage files a second, and building it for each took
+ * 4% of the recorder's CPU.  NULL when out of memory (a later call tries
+ * again). */
+const struct jfr_buf *jfr_metadata_body(void);
 
 /* Appends the whole metadata event (size, type 0, start_ticks, duration 0,
  * body) to out, given the body from jfr_metadata_body. */

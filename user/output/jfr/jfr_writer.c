@@ -16,7 +16,6 @@ struct jfr_writer {
 	struct jfr_chunk *chunk;
 	struct jfr_chunk_context ctx;
 	struct jfr_label *labels;      /* copies */
-	struct jfr_buf metadata_body;
 	size_t chunk_bytes;
 	int error;                     /* sticky -errno */
 	struct jfr_writer_stats stats;
@@ -39,7 +38,6 @@ static void writer_free(struct jfr_writer *w)
 		return;
 	jfr_chunk_free(w->chunk);
 	free_labels(w->labels, w->ctx.nlabels);
-	jfr_buf_free(&w->metadata_body);
 	free(w->path);
 	free(w);
 }
@@ -82,9 +80,12 @@ struct jfr_writer *jfr_writer_open(const char *path, const struct jfr_recording_
 		err = -ENOMEM;
 		goto fail;
 	}
-	jfr_buf_init(&w->metadata_body);
-	if ((err = copy_labels(w, info)) || (err = jfr_metadata_body(&w->metadata_body)))
+	if ((err = copy_labels(w, info)))
 		goto fail;
+	if (!(w->ctx.metadata_body = jfr_metadata_body())) {
+		err = -ENOMEM;
+		goto fail;
+	}
 	if (!(w->chunk = jfr_chunk_new())) {
 		err = -ENOMEM;
 		goto fail;
@@ -94,7 +95,6 @@ struct jfr_writer *jfr_writer_open(const char *path, const struct jfr_recording_
 	w->ctx.cpu_interval_ns = info->cpu_interval_ns;
 	w->ctx.wall_interval_ns = info->wall_interval_ns;
 	w->ctx.destination = w->path;
-	w->ctx.metadata_body = &w->metadata_body;
 	w->chunk_bytes = opts && opts->chunk_bytes ? opts->chunk_bytes : JFR_DEFAULT_CHUNK_BYTES;
 	jfr_chunk_begin(w->chunk, info->start_monotonic_ns);
 	if (opts && opts->append && opts->keys &&
@@ -118,7 +118,7 @@ fail:
 
 size_t jfr_writer_memory(const struct jfr_writer *w)
 {
-	return sizeof(*w) + jfr_chunk_memory(w->chunk) + w->metadata_body.cap;
+	return sizeof(*w) + jfr_chunk_memory(w->chunk);
 }
 
 static void note_memory(struct jfr_writer *w)
