@@ -58,8 +58,12 @@ struct jit_code {
 	size_t nended;               /* blobs with an end, live no more */
 	size_t *live;                /* indexes of live blobs, sorted by start */
 	size_t nlive, caplive;
-	size_t *by_start;            /* all non-duplicate blobs, sorted by start */
-	uint64_t *max_end;           /* prefix maximum of end over by_start */
+	/* The address index: every non-duplicate blob by start, with the
+	 * starts beside them (a lookup's binary search reads one array, not
+	 * a blob per step) and the prefix maximum of their ends. */
+	uint32_t *by_start;
+	uint64_t *starts;
+	uint64_t *max_end;
 	size_t nindexed, capindex;
 	size_t indexed_blobs;        /* blobs[0..indexed_blobs) are in by_start */
 
@@ -84,6 +88,7 @@ void jit_code_free(struct jit_code *jc)
 	free(jc->blobs);
 	free(jc->live);
 	free(jc->by_start);
+	free(jc->starts);
 	free(jc->max_end);
 	free(jc->inl);
 	free(jc->chains.names);
@@ -227,6 +232,8 @@ int jit_code_add(struct jit_code *jc, int is_method, uint64_t ts, uint64_t id,
 		return -EINVAL;
 	if (jc->nblobs && jc->blobs[jc->nblobs - 1].id >= id)
 		return -EINVAL;
+	if (jc->nblobs >= UINT32_MAX) /* the index numbers blobs in 32 bits */
+		return -ENOMEM;
 	if (grow_array((void **)&jc->blobs, &jc->capblobs, jc->nblobs + 1, sizeof(*jc->blobs)) ||
 	    grow_array((void **)&jc->live, &jc->caplive, jc->nlive + 1, sizeof(*jc->live)))
 		return -ENOMEM;
@@ -293,7 +300,8 @@ static size_t inline_memory(const struct jit_code *jc)
 size_t jit_code_memory(const struct jit_code *jc)
 {
 	return sizeof(*jc) + jc->capblobs * sizeof(*jc->blobs) + jc->caplive * sizeof(*jc->live) +
-	       jc->capindex * (sizeof(*jc->by_start) + sizeof(*jc->max_end)) + inline_memory(jc);
+	       jc->capindex * (sizeof(*jc->by_start) + sizeof(*jc->starts) + sizeof(*jc->max_end)) +
+	       inline_memory(jc);
 }
 
 /* Whether blob b of jc stays: live, ended at or after ts, or the newest
@@ -384,8 +392,10 @@ size_t jit_code_forget(struct jit_code *jc, uint64_t ts)
 	jc->indexed_blobs = jc->nindexed = 0; /* renumbered */
 	if (jc->capindex > 4 * jc->nblobs) {
 		free(jc->by_start);
+		free(jc->starts);
 		free(jc->max_end);
 		jc->by_start = NULL;
+		jc->starts = NULL;
 		jc->max_end = NULL;
 		jc->capindex = 0;
 	}
@@ -524,7 +534,7 @@ size_t jit_code_load_ended(struct jit_code *jc)
 static int cmp_start(const void *a, const void *b, void *ctx)
 {
 	const struct code_blob *blobs = ctx;
-	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
 	uint64_t x = blobs[i].start, y = blobs[j].start;
 
 	/* equal starts: the older blob first */
@@ -540,7 +550,7 @@ static int cmp_start(const void *a, const void *b, void *ctx)
 static int build_index(struct jit_code *jc)
 {
 	size_t n = jc->nindexed, k = 0, i, j, w;
-	size_t *fresh;
+	uint32_t *fresh;
 
 	if (jc->indexed_blobs == jc->nblobs)
 		return 0;
@@ -550,20 +560,32 @@ static int build_index(struct jit_code *jc)
 	if (!m)
 		return -ENOMEM;
 	jc->max_end = m;
+	m = realloc(jc->starts, jc->capindex * sizeof(*jc->starts));
+	if (!m)
+		return -ENOMEM;
+	jc->starts = m;
 	fresh = malloc((jc->nblobs - jc->indexed_blobs) * sizeof(*fresh));
 	if (!fresh)
 		return -ENOMEM;
 	for (i = jc->indexed_blobs; i < jc->nblobs; i++)
 		if (!jc->blobs[i].duplicate)
-			fresh[k++] = i;
+			fresh[k++] = (uint32_t)i;
 	qsort_r(fresh, k, sizeof(*fresh), cmp_start, jc->blobs);
 	/* From the back; at equal starts the older blob stays first, as
 	 * cmp_start orders them. */
-	for (i = n, j = k, w = n + k; j > 0;)
-		if (i > 0 && jc->blobs[jc->by_start[i - 1]].start > jc->blobs[fresh[j - 1]].start)
-			jc->by_start[--w] = jc->by_start[--i];
-		else
-			jc->by_start[--w] = fresh[--j];
+	for (i = n, j = k, w = n + k; j > 0;) {
+		uint64_t start = jc->blobs[fresh[j - 1]].start;
+
+		w--;
+		if (i > 0 && jc->starts[i - 1] > start) {
+			i--;
+			jc->by_start[w] = jc->by_start[i];
+			jc->starts[w] = jc->starts[i];
+		} else {
+			jc->by_start[w] = fresh[--j];
+			jc->starts[w] = start;
+		}
+	}
 	free(fresh);
 	/* by_start[0..i) did not move: their maxima stand. */
 	uint64_t mx = i ? jc->max_end[i - 1] : 0;
@@ -587,7 +609,7 @@ static int for_each_covering(struct jit_code *jc, uint64_t addr,
 	size_t lo = 0, hi = jc->nindexed;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (jc->blobs[jc->by_start[mid]].start <= addr)
+		if (jc->starts[mid] <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
