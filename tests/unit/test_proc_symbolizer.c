@@ -362,6 +362,69 @@ static void test_private_mount(struct binary_cache *bc)
 	stop_child(&c);
 }
 
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* An address no mapping holds, looked up again and again (a walk through
+ * code without frame pointers), reads the maps less and less often; code
+ * mapped meanwhile is still found, and then the next is found at once. */
+static void test_unmapped_backs_off(struct binary_cache *bc)
+{
+	struct proc_symbolizer *ps = proc_symbolizer_new(bc, getpid());
+	struct frame f;
+	uint64_t t0 = mono_ms(), found_ms = 0;
+	size_t reads;
+	int loops = 0;
+
+	CHECK(ps != NULL, "symbolizer of this process");
+	if (!ps)
+		return;
+	while (mono_ms() - t0 < 1600) {
+		proc_symbolizer_resolve_fresh(ps, 0x10, &f);
+		loops++;
+		sleep_ms(2);
+	}
+	reads = proc_symbolizer_maps_reads(ps);
+	/* waits 100, 200, 400, 800 ms: four reads after the first */
+	CHECK(reads >= 3 && reads <= 6, "1.6 s of unmapped lookups (%d) read the maps %zu times "
+	      "(every 100 ms: 16)", loops, reads);
+	void *page = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	t0 = mono_ms();
+	while (page != MAP_FAILED && mono_ms() - t0 < 5000) {
+		if (proc_symbolizer_resolve_fresh(ps, (uint64_t)(uintptr_t)page + 8, &f) ==
+		    PROC_SYM_ANON_EXEC) {
+			found_ms = mono_ms() - t0;
+			break;
+		}
+		sleep_ms(5);
+	}
+	CHECK(found_ms > 0, "code mapped meanwhile is found (after %llu ms; the wait was at most "
+	      "3.2 s)", (unsigned long long)found_ms);
+	void *next = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	t0 = mono_ms();
+	found_ms = 0;
+	while (next != MAP_FAILED && mono_ms() - t0 < 5000) {
+		if (proc_symbolizer_resolve_fresh(ps, (uint64_t)(uintptr_t)next + 8, &f) ==
+		    PROC_SYM_ANON_EXEC) {
+			found_ms = mono_ms() - t0;
+			break;
+		}
+		sleep_ms(5);
+	}
+	CHECK(found_ms > 0 && found_ms < 1000, "after a read that found code the wait is 100 ms "
+	      "again: the next is found in %llu ms", (unsigned long long)found_ms);
+	if (page != MAP_FAILED)
+		munmap(page, 4096);
+	if (next != MAP_FAILED)
+		munmap(next, 4096);
+	proc_symbolizer_free(ps);
+}
+
 int main(void)
 {
 	struct binary_cache *bc = binary_cache_new();
@@ -373,6 +436,7 @@ int main(void)
 		TAP_DONE();
 	}
 	test_self(bc);
+	test_unmapped_backs_off(bc);
 	test_child(bc, TARGET, "PIE child");
 
 	/* A second process of the same program: parsed files come from the cache. */

@@ -12,6 +12,7 @@
 #include "sparkprof_events.h"
 
 #define REFRESH_INTERVAL_NS (100ull * 1000 * 1000)
+#define UNMAPPED_WAIT_MAX_NS (32 * REFRESH_INTERVAL_NS)
 
 struct proc_symbolizer {
 	struct binary_cache *cache;
@@ -19,6 +20,8 @@ struct proc_symbolizer {
 	struct proc_maps *maps;
 	const struct binary **binaries; /* per mapping; NULL until loaded */
 	uint64_t last_refresh_ns;
+	uint64_t unmapped_wait_ns;      /* before an unmapped address reads them again */
+	size_t maps_reads;
 	/* Answers for the maps in use: each address is named once. */
 	struct addr_cache answers;
 };
@@ -129,6 +132,8 @@ struct proc_symbolizer *proc_symbolizer_new_maps(struct binary_cache *bc, pid_t 
 	}
 	binary_cache_vdso(bc, &vdso_size);
 	ps->last_refresh_ns = now_ns();
+	ps->unmapped_wait_ns = REFRESH_INTERVAL_NS;
+	ps->maps_reads = 1;
 	return ps;
 }
 
@@ -141,6 +146,7 @@ int proc_symbolizer_refresh(struct proc_symbolizer *ps)
 	if (now - ps->last_refresh_ns < REFRESH_INTERVAL_NS)
 		return -EAGAIN;
 	ps->last_refresh_ns = now;
+	ps->maps_reads++;
 	maps = proc_maps_read(ps->pid);
 	if (!maps)
 		return errno == ENOENT ? -ESRCH : -errno;
@@ -259,6 +265,27 @@ enum proc_sym_result proc_symbolizer_resolve(struct proc_symbolizer *ps, uint64_
 	else if (result == PROC_SYM_ANON_EXEC)
 		addr_cache_put(&ps->answers, addr, NULL, FRAME_NATIVE, PROC_SYM_ANON_EXEC);
 	return result;
+}
+
+enum proc_sym_result proc_symbolizer_resolve_fresh(struct proc_symbolizer *ps, uint64_t addr,
+						   struct frame *out)
+{
+	enum proc_sym_result result = proc_symbolizer_resolve(ps, addr, out);
+
+	if (result != PROC_SYM_UNMAPPED || now_ns() - ps->last_refresh_ns < ps->unmapped_wait_ns ||
+	    proc_symbolizer_refresh(ps) <= 0)
+		return result;
+	result = proc_symbolizer_resolve(ps, addr, out);
+	if (result != PROC_SYM_UNMAPPED)
+		ps->unmapped_wait_ns = REFRESH_INTERVAL_NS;
+	else if (ps->unmapped_wait_ns < UNMAPPED_WAIT_MAX_NS)
+		ps->unmapped_wait_ns *= 2;
+	return result;
+}
+
+size_t proc_symbolizer_maps_reads(const struct proc_symbolizer *ps)
+{
+	return ps->maps_reads;
 }
 
 size_t proc_symbolizer_memory(const struct proc_symbolizer *ps)

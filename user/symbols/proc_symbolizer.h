@@ -51,6 +51,19 @@ enum proc_sym_result proc_symbolizer_resolve(struct proc_symbolizer *ps, uint64_
  * (the old mappings stay in use), or another -errno. */
 int proc_symbolizer_refresh(struct proc_symbolizer *ps);
 
+/* proc_symbolizer_resolve, and for an address no mapping holds, the maps
+ * read again first (at most every 100 ms).  A walk through code without
+ * frame pointers yields such addresses sample after sample, and a JVM's
+ * maps take milliseconds to read: each read that still does not hold the
+ * address doubles the wait before the next, up to 3.2 s, and one that
+ * does puts it back to 100 ms.  Code mapped meanwhile is named that much
+ * later. */
+enum proc_sym_result proc_symbolizer_resolve_fresh(struct proc_symbolizer *ps, uint64_t addr,
+						   struct frame *out);
+
+/* Times the maps were read, the first included. */
+size_t proc_symbolizer_maps_reads(const struct proc_symbolizer *ps);
+
 /* Heap bytes of the answers it keeps (each address named once). */
 size_t proc_symbolizer_memory(const struct proc_symbolizer *ps);
 

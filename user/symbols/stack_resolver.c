@@ -178,12 +178,9 @@ static size_t resolve_user(const struct user_names *names, uint64_t addr, int is
 	enum proc_sym_result result = PROC_SYM_UNMAPPED;
 	uint64_t lookup = is_return_address ? addr - 1 : addr;
 
-	if (names->symbolizer) {
-		result = proc_symbolizer_resolve(names->symbolizer, lookup, out);
-		/* New code mapped since the maps were read: read them again. */
-		if (result == PROC_SYM_UNMAPPED && proc_symbolizer_refresh(names->symbolizer) > 0)
-			result = proc_symbolizer_resolve(names->symbolizer, lookup, out);
-	}
+	/* New code mapped since the maps were read: read them again. */
+	if (names->symbolizer)
+		result = proc_symbolizer_resolve_fresh(names->symbolizer, lookup, out);
 	switch (result) {
 	case PROC_SYM_OK:
 		*outcome = USER_NAMED;
