@@ -370,6 +370,25 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* Milliseconds until resolve_fresh finds code at page (looked up every
+ * 5 ms), 0 if not within 5 s. */
+static uint64_t ms_until_found(struct proc_symbolizer *ps, void *page)
+{
+	uint64_t t0 = mono_ms();
+	struct frame f;
+
+	while (mono_ms() - t0 < 5000) {
+		if (proc_symbolizer_resolve_fresh(ps, (uint64_t)(uintptr_t)page + 8, &f) ==
+		    PROC_SYM_ANON_EXEC) {
+			uint64_t ms = mono_ms() - t0;
+
+			return ms ? ms : 1;
+		}
+		sleep_ms(5);
+	}
+	return 0;
+}
+
 /* An address no mapping holds, looked up again and again (a walk through
  * code without frame pointers), reads the maps less and less often; code
  * mapped meanwhile is still found, and then the next is found at once. */
@@ -394,28 +413,11 @@ static void test_unmapped_backs_off(struct binary_cache *bc)
 	CHECK(reads >= 3 && reads <= 6, "1.6 s of unmapped lookups (%d) read the maps %zu times "
 	      "(every 100 ms: 16)", loops, reads);
 	void *page = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	t0 = mono_ms();
-	while (page != MAP_FAILED && mono_ms() - t0 < 5000) {
-		if (proc_symbolizer_resolve_fresh(ps, (uint64_t)(uintptr_t)page + 8, &f) ==
-		    PROC_SYM_ANON_EXEC) {
-			found_ms = mono_ms() - t0;
-			break;
-		}
-		sleep_ms(5);
-	}
+	found_ms = page != MAP_FAILED ? ms_until_found(ps, page) : 0;
 	CHECK(found_ms > 0, "code mapped meanwhile is found (after %llu ms; the wait was at most "
 	      "3.2 s)", (unsigned long long)found_ms);
 	void *next = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	t0 = mono_ms();
-	found_ms = 0;
-	while (next != MAP_FAILED && mono_ms() - t0 < 5000) {
-		if (proc_symbolizer_resolve_fresh(ps, (uint64_t)(uintptr_t)next + 8, &f) ==
-		    PROC_SYM_ANON_EXEC) {
-			found_ms = mono_ms() - t0;
-			break;
-		}
-		sleep_ms(5);
-	}
+	found_ms = next != MAP_FAILED ? ms_until_found(ps, next) : 0;
 	CHECK(found_ms > 0 && found_ms < 1000, "after a read that found code the wait is 100 ms "
 	      "again: the next is found in %llu ms", (unsigned long long)found_ms);
 	if (page != MAP_FAILED)
