@@ -633,17 +633,21 @@ def bench_spark(cfg, work):
 
 # ------------------------------------------------------------------ 7: soak
 
-def tree_bytes(path):
-    """Bytes of the files under path; files renamed meanwhile (a JFR file
-    closing) count as nothing."""
-    total = 0
-    for d, _, files in os.walk(path):
-        for f in files:
+def file_stats(path):
+    """(file name, path, os.stat) of each file under path; files renamed
+    meanwhile (a JFR file closing) are left out."""
+    for d, _, names in os.walk(path):
+        for f in names:
+            p = os.path.join(d, f)
             try:
-                total += os.path.getsize(os.path.join(d, f))
+                yield f, p, os.stat(p)
             except OSError:
                 pass
-    return total
+
+
+def tree_bytes(path):
+    """Bytes of the files under path."""
+    return sum(st.st_size for _, _, st in file_stats(path))
 
 
 def written_since(path, since, top=6):
@@ -651,18 +655,12 @@ def written_since(path, since, top=6):
     by kind of file (its name after the output's name) and the largest
     files, in MB."""
     kinds, files = {}, []
-    for d, _, names in os.walk(path):
-        for f in names:
-            p = os.path.join(d, f)
-            try:
-                st = os.stat(p)
-            except OSError:
-                continue
-            if st.st_mtime < since:
-                continue
-            kind = "." + f.split(".", 1)[1] if "." in f else f
-            kinds[kind] = kinds.get(kind, 0) + st.st_size
-            files.append((os.path.relpath(p, path), st.st_size))
+    for f, p, st in file_stats(path):
+        if st.st_mtime < since:
+            continue
+        kind = "." + f.split(".", 1)[1] if "." in f else f
+        kinds[kind] = kinds.get(kind, 0) + st.st_size
+        files.append((os.path.relpath(p, path), st.st_size))
     files.sort(key=lambda kv: -kv[1])
     return {"by_kind_mb": {k: round(v / 1e6, 1) for k, v in
                            sorted(kinds.items(), key=lambda kv: -kv[1])},
