@@ -20,7 +20,7 @@ struct strmap {
 	size_t index_size;            /* power of two */
 };
 
-static uint64_t hash_bytes(const char *s, size_t len)
+uint64_t strmap_hash(const char *s, size_t len)
 {
 	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
 
@@ -72,6 +72,18 @@ static size_t find_position(const struct strmap *map, const char *key, size_t le
 	}
 }
 
+/* Files every entry in index (size slots, a power of two, all empty). */
+static void fill_index(struct strmap *map, uint32_t *index, size_t size)
+{
+	for (size_t i = 0; i < map->count; i++) {
+		size_t pos = map->entries[i].hash & (size - 1);
+
+		while (index[pos])
+			pos = (pos + 1) & (size - 1);
+		index[pos] = i + 1;
+	}
+}
+
 static int grow_index(struct strmap *map)
 {
 	size_t size = map->index_size ? map->index_size * 2 : 64;
@@ -82,13 +94,7 @@ static int grow_index(struct strmap *map)
 	free(map->index);
 	map->index = index;
 	map->index_size = size;
-	for (size_t i = 0; i < map->count; i++) {
-		size_t pos = map->entries[i].hash & (size - 1);
-
-		while (index[pos])
-			pos = (pos + 1) & (size - 1);
-		index[pos] = i + 1;
-	}
+	fill_index(map, index, size);
 	return 0;
 }
 
@@ -99,13 +105,13 @@ void *strmap_get(const struct strmap *map, const char *key, size_t key_len)
 
 	if (!map->index_size)
 		return NULL;
-	pos = find_position(map, key, key_len, hash_bytes(key, key_len), &found);
+	pos = find_position(map, key, key_len, strmap_hash(key, key_len), &found);
 	return found ? map->entries[map->index[pos] - 1].value : NULL;
 }
 
 void **strmap_slot(struct strmap *map, const char *key, size_t key_len, int *inserted)
 {
-	uint64_t hash = hash_bytes(key, key_len);
+	uint64_t hash = strmap_hash(key, key_len);
 	struct strmap_entry *e;
 	int found;
 	size_t pos;
@@ -137,6 +143,30 @@ void **strmap_slot(struct strmap *map, const char *key, size_t key_len, int *ins
 	map->index[pos] = ++map->count;
 	*inserted = 1;
 	return &e->value;
+}
+
+void *strmap_remove(struct strmap *map, const char *key, size_t key_len)
+{
+	int found;
+	size_t pos, k;
+	void *value;
+
+	if (!map->index_size)
+		return NULL;
+	pos = find_position(map, key, key_len, strmap_hash(key, key_len), &found);
+	if (!found)
+		return NULL;
+	k = map->index[pos] - 1;
+	value = map->entries[k].value;
+	free(map->entries[k].key);
+	memmove(&map->entries[k], &map->entries[k + 1],
+		(map->count - k - 1) * sizeof(*map->entries));
+	map->count--;
+	/* Entries after k moved down: file them all again (a removal cannot
+	 * simply empty a slot of an open-addressing index). */
+	memset(map->index, 0, map->index_size * sizeof(*map->index));
+	fill_index(map, map->index, map->index_size);
+	return value;
 }
 
 size_t strmap_count(const struct strmap *map)

@@ -7,6 +7,7 @@
 #define SPARKPROF_STRMAP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct strmap;
 
@@ -19,7 +20,13 @@ void strmap_free(struct strmap *map, void (*free_value)(void *value));
  * until the next insertion. */
 void **strmap_slot(struct strmap *map, const char *key, size_t key_len, int *inserted);
 void *strmap_get(const struct strmap *map, const char *key, size_t key_len);
+/* Takes key out (its value is returned, NULL if absent); the others keep
+ * their order.  O(count): for maps that remove seldom. */
+void *strmap_remove(struct strmap *map, const char *key, size_t key_len);
 size_t strmap_count(const struct strmap *map);
+/* The hash the map files key under (FNV-1a), for callers that keep keys'
+ * hashes elsewhere. */
+uint64_t strmap_hash(const char *key, size_t key_len);
 
 /* Visits entries in insertion order; stops early when fn returns non-zero
  * and returns that value. */
