@@ -2,8 +2,9 @@
  * gets no samples for a while (a finished stage) writes its JFR chunk out
  * instead of holding it until the end, and still takes samples after;
  * after longer it writes all its files and parks its counts, and a late
- * sample brings them back; past a memory budget, the stack table starts
- * afresh and the files are the same. */
+ * sample brings them back; a parked output leaves memory (retired to a
+ * record) and is read back by name; past a memory budget, the stack table
+ * starts afresh and the files are the same. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <malloc.h>
@@ -99,6 +100,13 @@ static int has_line(const char *path, const char *line)
 
 static int failed_adds;
 
+/* An output by name: a pointer from an earlier call may be gone, as the
+ * sweep in each add retires parked outputs. */
+static struct profile_output *out(struct profile_outputs *outs, const char *name)
+{
+	return profile_outputs_get(outs, name, NULL, 0);
+}
+
 static void add(struct profile_outputs *outs, struct profile_output *o, uint64_t ts,
 		const char *leaf)
 {
@@ -136,9 +144,8 @@ static void test_parking(void)
 		.wall_interval_ns = 10000000, .html = true,
 	};
 	struct profile_outputs *outs = profile_outputs_new(&settings);
-	struct profile_output *node = profile_outputs_get(outs, "all", NULL, 0);
-	struct profile_output *stage = profile_outputs_get(outs, "stage-1", NULL, 0);
-	struct profile_output *done = profile_outputs_get(outs, "stage-2", NULL, 0);
+	struct profile_output *node = out(outs, "all"), *stage;
+	uint64_t generation;
 	const char *kinds[] = { "folded", "wall.folded", "html", "wall.html", "jfr" };
 	char first_jfr[256], folded[256], wall[256];
 	char *jfr_before = NULL, *jfr_after = NULL;
@@ -151,19 +158,23 @@ static void test_parking(void)
 	snprintf(wall, sizeof(wall), "%s/stage-1.wall.folded", dir);
 	failed_adds = 0;
 	for (int i = 0; i < 100; i++) {
-		add(outs, stage, NS + (uint64_t)i * 10000000, "Stage.run");
-		add(outs, done, NS + (uint64_t)i * 10000000, "Done.run");
+		add(outs, out(outs, "stage-1"), NS + (uint64_t)i * 10000000, "Stage.run");
+		add(outs, out(outs, "stage-2"), NS + (uint64_t)i * 10000000, "Done.run");
 	}
 	/* their last samples at 1.99 s */
 	for (uint64_t t = 2 * NS; t <= OUTPUT_PARK_NS + NS; t += NS / 10)
 		add(outs, node, t, "Other.run");
-	CHECK(!profile_output_parked(stage) && file_size(folded) < 0,
+	generation = profile_outputs_generation(outs);
+	CHECK(!profile_output_parked(out(outs, "stage-1")) && file_size(folded) < 0,
 	      "just under %llu s after its last sample the stage is still in memory",
 	      OUTPUT_PARK_NS / NS);
 	for (uint64_t t = OUTPUT_PARK_NS + NS; t <= 36 * NS; t += NS / 10)
 		add(outs, node, t, "Other.run");
-	CHECK(profile_output_parked(stage) && profile_output_parked(done) &&
-	      !profile_output_parked(node), "longer without samples: both stages parked");
+	CHECK(profile_outputs_generation(outs) != generation,
+	      "longer without samples, outputs left memory");
+	CHECK(profile_output_parked(out(outs, "stage-1")) &&
+	      profile_output_parked(out(outs, "stage-2")) && !profile_output_parked(node),
+	      "both stages parked, read back by name");
 	for (int k = 0; k < 5; k++) {
 		snprintf(path, sizeof(path), "%s/stage-1.%s", dir, kinds[k]);
 		on_disk += file_size(path) > 0;
@@ -175,12 +186,14 @@ static void test_parking(void)
 	done_inode = inode_of(path);
 	jfr_before = slurp(first_jfr, &before_len);
 	/* A thread of stage 1 that went to sleep at 1.5 s for 35 s. */
+	stage = out(outs, "stage-1");
 	add_off_cpu(outs, stage, NS + NS / 2, 35 * NS, "Sleep.wait");
-	CHECK(!profile_output_parked(stage) && profile_output_stats(stage)->unparked == 1,
-	      "a late sample brings the stage back");
+	CHECK(!profile_output_parked(stage) && profile_output_stats(stage)->unparked == 1 &&
+	      profile_output_stats(stage)->cpu_samples == 100,
+	      "a late sample brings the stage back, with its stats");
 	for (uint64_t t = 36 * NS; t <= 70 * NS; t += NS / 10)
 		add(outs, node, t, "Other.run");
-	CHECK(profile_output_parked(stage), "and it is parked again");
+	CHECK(profile_output_parked(out(outs, "stage-1")), "and it is parked again");
 	CHECK(failed_adds == 0, "every sample added");
 	CHECK(profile_outputs_write(outs) == 0, "outputs written");
 	CHECK(has_line(folded, "java-5;main;Stage.run 100\n"),
@@ -211,9 +224,38 @@ static void test_parking(void)
 	CHECK(system(cmd) == 0, "clean up");
 }
 
-/* A recording keeps one struct per stage it has seen, parked: a Spark
- * application starts stages by the thousand.  Heap bytes each parked
- * output holds, as malloc counts them. */
+/* A Spark application starts stages by the thousand: a parked stage leaves
+ * memory but for its place (8 bytes and an index slot).  Heap bytes each
+ * holds, as malloc counts them; then every output is still visited, in
+ * creation order, with its name, labels and stats. */
+struct visit_check {
+	int next;      /* -1: the node's output comes first */
+};
+
+static int check_visit(const char *name, struct profile_output *o, void *ctx)
+{
+	struct visit_check *vc = ctx;
+	char want[64], id[16];
+	int n = 0;
+
+	if (vc->next < 0) {
+		vc->next++;
+		return strcmp(name, "all");
+	}
+	snprintf(want, sizeof(want), "app-20261124101500-0003/exec-17/stage-%d.0", vc->next);
+	snprintf(id, sizeof(id), "%d", vc->next);
+	/* The labels come back too: profile_output_failures names files by
+	 * name, and the JFR file's labels are its writer's. */
+	const struct output_label *l = profile_output_labels(o, &n);
+
+	if (strcmp(name, want) || n != 4 || strcmp(l[2].key, "stageId") || strcmp(l[2].value, id) ||
+	    strcmp(l[0].value, "app-20261124101500-0003") ||
+	    profile_output_stats(o)->cpu_samples != 1 || !profile_output_parked(o))
+		return -1;
+	vc->next++;
+	return 0;
+}
+
 static void test_parked_memory(void)
 {
 	char dir[] = "/tmp/sparkprof-test-parked-XXXXXX", name[64], stage_id[16], cmd[300];
@@ -227,29 +269,36 @@ static void test_parked_memory(void)
 					 { "executorId", "17" }, { "stageId", stage_id },
 					 { "stageAttemptId", "0" } };
 	enum { STAGES = 500 };
-	size_t heap_before, heap_after, per_stage;
+	size_t heap[2], per_stage;
 	int parked = 0;
+	struct visit_check vc = { .next = -1 };
 
-	add(outs, node, NS, "Other.run");
-	heap_before = mallinfo2().uordblks;
-	for (int i = 0; i < STAGES; i++) {
-		struct profile_output *o;
+	/* Two rounds of stages, each parked and retired before the next: the
+	 * second's cost is what each new stage adds (the first also grows
+	 * the tables of outputs in memory at once to their highest). */
+	for (int round = 0; round < 2; round++) {
+		uint64_t t0 = (uint64_t)round * 40 * NS;
 
-		snprintf(name, sizeof(name), "app-20261124101500-0003/exec-17/stage-%d.0", i);
-		snprintf(stage_id, sizeof(stage_id), "%d", i);
-		o = profile_outputs_get(outs, name, labels, 4);
-		add(outs, o, NS + (uint64_t)i * 1000000, "Stage.run");
+		add(outs, node, t0 + NS, "Other.run");
+		heap[round] = mallinfo2().uordblks;
+		for (int i = round * STAGES; i < (round + 1) * STAGES; i++) {
+			snprintf(name, sizeof(name), "app-20261124101500-0003/exec-17/stage-%d.0", i);
+			snprintf(stage_id, sizeof(stage_id), "%d", i);
+			add(outs, profile_outputs_get(outs, name, labels, 4),
+			    t0 + NS + (uint64_t)(i % STAGES) * 1000000, "Stage.run");
+		}
+		for (uint64_t t = t0 + 2 * NS; t <= t0 + 40 * NS; t += NS / 2)
+			add(outs, node, t, "Other.run");
 	}
-	for (uint64_t t = 2 * NS; t <= 40 * NS; t += NS / 2)
-		add(outs, node, t, "Other.run");
-	heap_after = mallinfo2().uordblks;
-	for (int i = 0; i < STAGES; i++) {
+	per_stage = (mallinfo2().uordblks - heap[1]) / STAGES;
+	CHECK(profile_outputs_foreach(outs, check_visit, &vc) == 0 && vc.next == 2 * STAGES,
+	      "every output visited in creation order, with its labels and stats (%d)", vc.next);
+	for (int i = 0; i < 2 * STAGES; i++) {
 		snprintf(name, sizeof(name), "app-20261124101500-0003/exec-17/stage-%d.0", i);
 		parked += profile_output_parked(profile_outputs_get(outs, name, NULL, 0));
 	}
-	per_stage = heap_after > heap_before ? (heap_after - heap_before) / STAGES : 0;
-	CHECK(parked == STAGES, "%d stages parked", parked);
-	CHECK(per_stage < 768, "a parked stage holds %zu heap bytes", per_stage);
+	CHECK(parked == 2 * STAGES, "%d stages parked, read back by name", parked);
+	CHECK(per_stage < 48, "a parked stage holds %zu heap bytes (was about 500)", per_stage);
 	profile_outputs_free(outs);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	CHECK(system(cmd) == 0, "clean up");
@@ -354,24 +403,25 @@ static void test_epochs(void)
 				.thread_name = thread, .root_label = "java-5", .frames = frames,
 				.nframes = 3,
 			};
-			struct profile_output *all = profile_outputs_get(outs[r], "all", NULL, 0);
-			struct profile_output *stage = NULL;
+			const char *stage = NULL;
 
 			if (t < 8 * NS || t == 45 * NS)
-				stage = profile_outputs_get(outs[r], "stage-1", NULL, 0);
+				stage = "stage-1";
 			else if (t >= 20 * NS && t < 26 * NS)
-				stage = profile_outputs_get(outs[r], "stage-2", NULL, 0);
-			failed_adds += profile_output_add(outs[r], all, &s) != 0;
+				stage = "stage-2";
+			failed_adds += profile_output_add(outs[r], out(outs[r], "all"), &s) != 0;
 			if (stage)
-				failed_adds += profile_output_add(outs[r], stage, &s) != 0;
+				failed_adds +=
+					profile_output_add(outs[r], out(outs[r], stage), &s) != 0;
 			if (i % 3)
 				continue;
 			s.kind = SAMPLE_OFF_CPU;
 			s.thread_state = i % 2 ? SP_STATE_SLEEPING : SP_STATE_UNINTERRUPTIBLE;
 			s.off_cpu_ns = 1000000 + i * 7919;
-			failed_adds += profile_output_add(outs[r], all, &s) != 0;
+			failed_adds += profile_output_add(outs[r], out(outs[r], "all"), &s) != 0;
 			if (stage)
-				failed_adds += profile_output_add(outs[r], stage, &s) != 0;
+				failed_adds +=
+					profile_output_add(outs[r], out(outs[r], stage), &s) != 0;
 		}
 	}
 	profile_outputs_memory(outs[0], &ma);

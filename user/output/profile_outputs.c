@@ -11,8 +11,8 @@
 
 #include "base/log.h"
 #include "base/path_util.h"
+#include "base/grow_array.h"
 #include "base/stack_table.h"
-#include "base/string_pool.h"
 #include "base/strmap.h"
 #include "output/count_spill.h"
 #include "output/flame_page.h"
@@ -26,13 +26,18 @@
 enum profile_kind { PROFILE_CPU, PROFILE_WALL, PROFILE_OFF_CPU, PROFILE_WALL_STATES,
 		    PROFILE_KINDS };
 
-/* A parked output stays in memory as this struct alone, one per stage a
- * recording has seen: its texts are pooled (stages of one executor share
- * their label texts) and its labels take what they need. */
+/* An output in memory: running, or parked and not yet retired (a parked
+ * output leaves memory at the next sweep, see retire()). */
 struct profile_output {
-	const char *name;               /* pooled */
-	struct output_label *labels;    /* texts pooled */
+	const char *name;               /* in the labels' block */
+	/* One block: the labels, then the texts, each NUL-terminated: the
+	 * name, then each label's key and value (as a retired record holds
+	 * them). */
+	struct output_label *labels;
 	int nlabels;
+	size_t text_bytes;
+	uint32_t seq;                   /* creation order */
+	bool indexed;                   /* in the retired index: it was retired once */
 	/* cpu; wall and off_cpu in nanoseconds; wall_states: the wall profile
 	 * with a leaf frame per thread state ("[sleeping]"), for the wall
 	 * flame graph only (html): the .wall.folded file keeps the format
@@ -56,14 +61,37 @@ struct profile_output {
 	struct output_stats stats;
 };
 
+/* Where each output created so far lies, by creation order: in memory
+ * (PLACE_LIVE), or its retired record in the spill file (offset << 16 |
+ * bytes).  8 bytes an output, and a slot of the retired index. */
+#define PLACE_LIVE UINT64_MAX
+#define RECORD_MAX_BYTES 0xffffu
+#define PLACE_OFFSET_MAX (1ULL << 48)
+
+/* Retired outputs by name: open addressing over (seq + 1, a 32-bit tag of
+ * the name's hash), at most half full; a tag that matches is checked
+ * against the record's name. */
+struct retired_slot {
+	uint32_t seq1;
+	uint32_t tag;
+};
+
 struct profile_outputs {
 	struct output_settings settings;
 	char *dir;
-	struct strmap *by_name;
+	struct strmap *by_name;         /* outputs in memory */
 	struct frame *scratch;  /* a sample's frames under its state frame */
 	size_t scratch_cap;
 	struct stack_table *stacks;     /* every output's stacks, each once */
-	struct string_pool *texts;      /* outputs' names and label texts */
+	uint64_t *places;               /* by seq */
+	size_t nplaces, capplaces;
+	size_t nretired;                /* places not PLACE_LIVE */
+	struct retired_slot *retired_index;
+	size_t retired_slots, nindexed; /* slots: a power of two */
+	uint64_t generation;            /* bumped when outputs leave memory */
+	bool retire_off;                /* a record could not be written: park in memory */
+	size_t retired_failed;          /* retired outputs with a file not written */
+	bool told_unreadable;           /* a record did not read back: said once */
 	uint64_t newest_sample_ns, last_sweep_ns;
 	struct count_spill *spill;      /* saved trees of counts, JFR key states */
 	bool parking_off;               /* a write or the spill failed: keep all in memory */
@@ -129,9 +157,8 @@ struct profile_outputs *profile_outputs_new(const struct output_settings *settin
 	outs->settings.dir = outs->dir;
 	outs->by_name = strmap_new();
 	outs->stacks = stack_table_new();
-	outs->texts = string_pool_new();
 	outs->spill = count_spill_new(settings->dir);
-	if (!outs->dir || !outs->by_name || !outs->stacks || !outs->texts || !outs->spill) {
+	if (!outs->dir || !outs->by_name || !outs->stacks || !outs->spill) {
 		profile_outputs_free(outs);
 		return NULL;
 	}
@@ -145,8 +172,9 @@ void profile_outputs_free(struct profile_outputs *outs)
 	if (outs->by_name)
 		strmap_free(outs->by_name, output_free);
 	stack_table_free(outs->stacks);
-	string_pool_free(outs->texts);
 	count_spill_free(outs->spill);
+	free(outs->places);
+	free(outs->retired_index);
 	free(outs->dir);
 	free(outs->scratch);
 	free(outs);
@@ -171,53 +199,305 @@ static int new_profiles(const struct output_settings *s, struct stack_table *sta
 	return 0;
 }
 
-static const char *pooled(struct string_pool *texts, const char *s)
+/* Points o's labels into the texts after them (text_bytes, as
+ * output_texts lays them out): 0, or -EINVAL when they are not the name
+ * and nlabels pairs. */
+static int point_labels(struct profile_output *o, int nlabels, size_t text_bytes)
 {
-	return string_pool_intern(texts, s, strlen(s));
+	const char *t = (const char *)(o->labels + nlabels), *end = t + text_bytes;
+	const char **next[1 + 2 * OUTPUT_MAX_LABELS];
+	int n = 0;
+
+	if (nlabels < 0 || nlabels > OUTPUT_MAX_LABELS || !text_bytes || end[-1])
+		return -EINVAL;
+	next[n++] = &o->name;
+	for (int i = 0; i < nlabels; i++) {
+		next[n++] = &o->labels[i].key;
+		next[n++] = &o->labels[i].value;
+	}
+	for (int i = 0; i < n; i++) {
+		if (t >= end)
+			return -EINVAL;
+		*next[i] = t;
+		t += strlen(t) + 1;
+	}
+	if (t != end)
+		return -EINVAL;
+	o->nlabels = nlabels;
+	o->text_bytes = text_bytes;
+	return 0;
 }
 
+/* An output without samples, its texts copied from name and labels. */
 static struct profile_output *output_new(const struct profile_outputs *outs, const char *name,
 					 const struct output_label *labels, int nlabels)
 {
 	struct profile_output *o = calloc(1, sizeof(*o));
+	size_t text_bytes = strlen(name) + 1;
+	char *t;
 
 	if (nlabels > OUTPUT_MAX_LABELS)
 		nlabels = OUTPUT_MAX_LABELS;
-	if (!o)
+	if (nlabels < 0)
+		nlabels = 0;
+	for (int i = 0; i < nlabels; i++)
+		text_bytes += strlen(labels[i].key) + 1 +
+			      strlen(labels[i].value ? labels[i].value : "") + 1;
+	if (!o || !(o->labels = malloc(nlabels * sizeof(*o->labels) + text_bytes))) {
+		free(o);
 		return NULL;
-	o->name = pooled(outs->texts, name);
-	o->cpu_period_ns = outs->settings.cpu_period_ns;
-	if (!o->name)
-		goto fail;
-	if (nlabels > 0 && !(o->labels = calloc((size_t)nlabels, sizeof(*o->labels))))
-		goto fail;
+	}
+	t = (char *)(o->labels + nlabels);
+	t = stpcpy(t, name) + 1;
 	for (int i = 0; i < nlabels; i++) {
-		o->labels[i].key = pooled(outs->texts, labels[i].key);
-		o->labels[i].value = pooled(outs->texts, labels[i].value ? labels[i].value : "");
-		if (!o->labels[i].key || !o->labels[i].value)
-			goto fail;
-		o->nlabels++;
+		t = stpcpy(t, labels[i].key) + 1;
+		t = stpcpy(t, labels[i].value ? labels[i].value : "") + 1;
+	}
+	point_labels(o, nlabels, text_bytes);
+	o->cpu_period_ns = outs->settings.cpu_period_ns;
+	return o;
+}
+
+/* ---- retired outputs: out of memory, a record in the spill file ---- */
+
+static bool output_failed(const struct profile_output *o)
+{
+	for (int i = 0; i < OUTPUT_FILE_KINDS; i++)
+		if (o->errors[i])
+			return true;
+	return false;
+}
+
+/* A retired output's record: this head, then its texts as in memory. */
+struct retired_head {
+	uint32_t seq, nlabels;
+	uint64_t text_bytes;
+	uint8_t jfr_failed, jfr_on_disk;
+	uint64_t cpu_period_ns, wall_carry_ns, last_sample_ns;
+	struct count_spill_ref saved[PROFILE_KINDS], jfr_keys;
+	int32_t errors[OUTPUT_FILE_KINDS];
+	struct output_stats stats;
+};
+
+/* The output a record describes, parked (seq checked against want_seq).
+ * NULL with *err: -ENOMEM, or -EIO for a record that does not read back. */
+static struct profile_output *output_from_record(const void *data, size_t len,
+						 uint32_t want_seq, int *err)
+{
+	struct retired_head h;
+	struct profile_output *o;
+
+	*err = -EIO;
+	if (len < sizeof(h))
+		return NULL;
+	memcpy(&h, data, sizeof(h));
+	if (h.seq != want_seq || h.text_bytes != len - sizeof(h) || h.nlabels > OUTPUT_MAX_LABELS)
+		return NULL;
+	*err = -ENOMEM;
+	o = calloc(1, sizeof(*o));
+	if (!o || !(o->labels = malloc(h.nlabels * sizeof(*o->labels) + h.text_bytes))) {
+		free(o);
+		return NULL;
+	}
+	memcpy(o->labels + h.nlabels, (const char *)data + sizeof(h), h.text_bytes);
+	if (point_labels(o, (int)h.nlabels, h.text_bytes)) {
+		free(o->labels);
+		free(o);
+		*err = -EIO;
+		return NULL;
+	}
+	o->seq = h.seq;
+	o->indexed = true;
+	o->parked = true;
+	o->jfr_failed = h.jfr_failed;
+	o->jfr_on_disk = h.jfr_on_disk;
+	o->cpu_period_ns = h.cpu_period_ns;
+	o->wall_carry_ns = h.wall_carry_ns;
+	o->last_sample_ns = h.last_sample_ns;
+	memcpy(o->saved, h.saved, sizeof(o->saved));
+	o->jfr_keys = h.jfr_keys;
+	for (int i = 0; i < OUTPUT_FILE_KINDS; i++)
+		o->errors[i] = h.errors[i];
+	o->stats = h.stats;
+	*err = 0;
+	return o;
+}
+
+/* Output seq read back from its record (parked), or NULL with *err.  A
+ * record that does not read back is reported once: each sample of its
+ * output would ask again. */
+static struct profile_output *read_retired(struct profile_outputs *outs, uint32_t seq, int *err)
+{
+	uint64_t place = outs->places[seq];
+	struct count_spill_ref ref = { place >> 16, place & RECORD_MAX_BYTES };
+	struct profile_output *o;
+	void *data;
+
+	if ((*err = count_spill_get_bytes(outs->spill, &ref, &data)))
+		return NULL;
+	o = output_from_record(data, ref.bytes, seq, err);
+	free(data);
+	if (*err == -EIO && !outs->told_unreadable) {
+		sp_err("%s: the record of output %u does not read back from the spill file; "
+		       "its later samples are left out", outs->dir, seq);
+		outs->told_unreadable = true;
 	}
 	return o;
-fail:
-	output_free(o);
+}
+
+static uint32_t name_tag(uint64_t hash)
+{
+	return (uint32_t)(hash >> 32);
+}
+
+static int index_retired(struct profile_outputs *outs, uint32_t seq, uint64_t hash)
+{
+	if ((outs->nindexed + 1) * 2 > outs->retired_slots) {
+		size_t slots = outs->retired_slots ? outs->retired_slots * 2 : 1024;
+		struct retired_slot *idx = calloc(slots, sizeof(*idx));
+
+		if (!idx)
+			return -ENOMEM;
+		/* Slots are placed by their tag: the names are in the
+		 * records only. */
+		for (size_t i = 0; i < outs->retired_slots; i++) {
+			struct retired_slot sl = outs->retired_index[i];
+			size_t j;
+
+			if (!sl.seq1)
+				continue;
+			for (j = sl.tag & (slots - 1); idx[j].seq1; j = (j + 1) & (slots - 1))
+				;
+			idx[j] = sl;
+		}
+		free(outs->retired_index);
+		outs->retired_index = idx;
+		outs->retired_slots = slots;
+	}
+	size_t j;
+	for (j = name_tag(hash) & (outs->retired_slots - 1); outs->retired_index[j].seq1;
+	     j = (j + 1) & (outs->retired_slots - 1))
+		;
+	outs->retired_index[j] = (struct retired_slot){ seq + 1, name_tag(hash) };
+	outs->nindexed++;
+	return 0;
+}
+
+/* The retired output called name, read back (parked), or NULL: none such
+ * (*err 0) or it does not read back (*err). */
+static struct profile_output *find_retired(struct profile_outputs *outs, const char *name,
+					   uint64_t hash, int *err)
+{
+	uint32_t tag = name_tag(hash);
+
+	*err = 0;
+	if (!outs->nretired)
+		return NULL;
+	for (size_t j = tag & (outs->retired_slots - 1); outs->retired_index[j].seq1;
+	     j = (j + 1) & (outs->retired_slots - 1)) {
+		struct retired_slot sl = outs->retired_index[j];
+		struct profile_output *o;
+
+		if (sl.tag != tag || outs->places[sl.seq1 - 1] == PLACE_LIVE)
+			continue;
+		o = read_retired(outs, sl.seq1 - 1, err);
+		if (!o)
+			return NULL;
+		if (!strcmp(o->name, name))
+			return o;
+		output_free(o);
+	}
 	return NULL;
+}
+
+/* Takes a parked output out of memory: what it is (texts, stats, errors,
+ * where its saved trees and JFR keys lie) goes to the spill file as one
+ * record, and its place by creation order says where.  A Spark
+ * application starts stages by the thousand an hour: each kept about
+ * 500 bytes of heap for the whole run; now it keeps 8 bytes and an index
+ * slot.  0, or -errno with o still in memory. */
+static int retire(struct profile_outputs *outs, struct profile_output *o)
+{
+	struct retired_head h = {
+		.seq = o->seq, .nlabels = (uint32_t)o->nlabels, .text_bytes = o->text_bytes,
+		.jfr_failed = o->jfr_failed, .jfr_on_disk = o->jfr_on_disk,
+		.cpu_period_ns = o->cpu_period_ns, .wall_carry_ns = o->wall_carry_ns,
+		.last_sample_ns = o->last_sample_ns, .jfr_keys = o->jfr_keys, .stats = o->stats,
+	};
+	size_t len = sizeof(h) + o->text_bytes;
+	struct count_spill_ref ref;
+	char *rec;
+	int err;
+
+	if (len > RECORD_MAX_BYTES)
+		return -E2BIG;
+	memcpy(h.saved, o->saved, sizeof(h.saved));
+	for (int i = 0; i < OUTPUT_FILE_KINDS; i++)
+		h.errors[i] = o->errors[i];
+	if (!(rec = malloc(len)))
+		return -ENOMEM;
+	memcpy(rec, &h, sizeof(h));
+	memcpy(rec + sizeof(h), o->labels + o->nlabels, o->text_bytes);
+	err = count_spill_put_bytes(outs->spill, rec, len, &ref);
+	free(rec);
+	if (err)
+		return err;
+	if (ref.offset >= PLACE_OFFSET_MAX)
+		return -EFBIG;
+	if (!o->indexed && (err = index_retired(outs, o->seq, strmap_hash(o->name,
+										   strlen(o->name)))))
+		return err;
+	o->indexed = true;
+	outs->places[o->seq] = ref.offset << 16 | ref.bytes;
+	outs->nretired++;
+	outs->retired_failed += output_failed(o);
+	strmap_remove(outs->by_name, o->name, strlen(o->name));
+	output_free(o);
+	return 0;
 }
 
 struct profile_output *profile_outputs_get(struct profile_outputs *outs, const char *name,
 					   const struct output_label *labels, int nlabels)
 {
-	int inserted;
+	size_t len = strlen(name);
+	struct profile_output *o;
+	int inserted, err;
 	void **slot;
 
 	if (!is_safe_relative_name(name))
 		return NULL;
-	slot = strmap_slot(outs->by_name, name, strlen(name), &inserted);
-	if (!slot)
+	if ((o = strmap_get(outs->by_name, name, len)))
+		return o;
+	o = find_retired(outs, name, strmap_hash(name, len), &err);
+	if (err)
 		return NULL;
-	if (!*slot)
-		*slot = output_new(outs, name, labels, nlabels);
-	return *slot;
+	if (!o) {
+		if (outs->nplaces >= UINT32_MAX ||
+		    grow_array((void **)&outs->places, &outs->capplaces, outs->nplaces + 1,
+			       sizeof(*outs->places)) ||
+		    !(o = output_new(outs, name, labels, nlabels)))
+			return NULL;
+		o->seq = (uint32_t)outs->nplaces++;
+	}
+	slot = strmap_slot(outs->by_name, name, len, &inserted);
+	if (!slot) {
+		if (!o->indexed) /* else read back: it stays retired */
+			outs->nplaces--;
+		output_free(o);
+		return NULL;
+	}
+	if (o->indexed) {
+		outs->nretired--;
+		outs->retired_failed -= output_failed(o);
+	}
+	outs->places[o->seq] = PLACE_LIVE;
+	*slot = o;
+	return o;
+}
+
+uint64_t profile_outputs_generation(const struct profile_outputs *outs)
+{
+	return outs->generation;
 }
 
 static int open_jfr(const struct profile_outputs *outs, struct profile_output *o)
@@ -388,19 +668,53 @@ static void end_jfr_chunk(struct profile_outputs *outs, struct profile_output *o
 	}
 }
 
+struct idle_pass {
+	struct profile_outputs *outs;
+	const struct profile_output *keep;  /* the output being added to */
+	struct profile_output **parked;     /* to retire once the walk is done */
+	size_t nparked, capparked;
+};
+
 static int idle_one(const char *name, void *value, void *ctx)
 {
-	struct profile_outputs *outs = ctx;
+	struct idle_pass *ip = ctx;
+	struct profile_outputs *outs = ip->outs;
 	struct profile_output *o = value;
 
 	(void)name;
-	if (!o || o->parked || o->last_sample_ns + OUTPUT_IDLE_NS > outs->newest_sample_ns)
-		return 0;
-	if (o->last_sample_ns + OUTPUT_PARK_NS <= outs->newest_sample_ns && !outs->parking_off)
-		park(outs, o);
-	else
-		end_jfr_chunk(outs, o);
+	if (!o->parked && o->last_sample_ns + OUTPUT_IDLE_NS <= outs->newest_sample_ns) {
+		if (o->last_sample_ns + OUTPUT_PARK_NS <= outs->newest_sample_ns &&
+		    !outs->parking_off)
+			park(outs, o);
+		else
+			end_jfr_chunk(outs, o);
+	}
+	if (o->parked && o != ip->keep && !outs->retire_off &&
+	    !grow_array((void **)&ip->parked, &ip->capparked, ip->nparked + 1,
+			sizeof(*ip->parked)))
+		ip->parked[ip->nparked++] = o;
 	return 0;
+}
+
+/* Writes what idle outputs hold and parks those idle for longer; parked
+ * outputs but keep then leave memory (retire). */
+static void sweep(struct profile_outputs *outs, const struct profile_output *keep)
+{
+	struct idle_pass ip = { .outs = outs, .keep = keep };
+	int err;
+
+	strmap_foreach(outs->by_name, idle_one, &ip);
+	for (size_t i = 0; i < ip.nparked && !outs->retire_off; i++) {
+		if ((err = retire(outs, ip.parked[i]))) {
+			sp_err("%s: parked outputs stay in memory: %s", outs->dir, strerror(-err));
+			outs->retire_off = true;
+		}
+	}
+	if (ip.nparked) {
+		outs->generation++;
+		outs->freed = true;
+	}
+	free(ip.parked);
 }
 
 /* The tree of o's counts of one kind: the trees it saved and what it
@@ -520,6 +834,7 @@ static void check_budget(struct profile_outputs *outs)
 		start_epoch(outs);
 }
 
+/* The sweep may retire outputs, but never o. */
 static void note_time(struct profile_outputs *outs, struct profile_output *o, uint64_t ts)
 {
 	o->jfr_idle = false;
@@ -532,7 +847,7 @@ static void note_time(struct profile_outputs *outs, struct profile_output *o, ui
 		outs->last_sweep_ns = ts;
 	if (ts - outs->last_sweep_ns >= SWEEP_NS) {
 		outs->last_sweep_ns = ts;
-		strmap_foreach(outs->by_name, idle_one, outs);
+		sweep(outs, o);
 		check_budget(outs);
 		if (outs->freed && ts - outs->last_trim_ns >= TRIM_NS) {
 			malloc_trim(0);
@@ -589,6 +904,12 @@ int profile_output_add(struct profile_outputs *outs, struct profile_output *o,
 const struct output_stats *profile_output_stats(const struct profile_output *o)
 {
 	return &o->stats;
+}
+
+const struct output_label *profile_output_labels(const struct profile_output *o, int *n)
+{
+	*n = o->nlabels;
+	return o->labels;
 }
 
 bool profile_output_parked(const struct profile_output *o)
@@ -784,15 +1105,19 @@ static void *write_queued(void *arg)
 	return NULL;
 }
 
-static int first_error(const char *name, void *value, void *ctx)
+static int first_error(const char *name, struct profile_output *o, void *ctx)
 {
-	struct profile_output *o = value;
 	int *first = ctx;
 
 	(void)name;
-	for (int i = 0; o && i < OUTPUT_FILE_KINDS && !*first; i++)
+	for (int i = 0; i < OUTPUT_FILE_KINDS && !*first; i++)
 		*first = o->errors[i];
-	return 0;
+	return *first;
+}
+
+static int live_first_error(const char *name, void *value, void *ctx)
+{
+	return first_error(name, value, ctx);
 }
 
 int profile_outputs_write(struct profile_outputs *outs)
@@ -816,7 +1141,11 @@ int profile_outputs_write(struct profile_outputs *outs)
 	while (nthreads--)
 		pthread_join(threads[nthreads], NULL);
 	free(q.todo);
-	strmap_foreach(outs->by_name, first_error, &err);
+	/* Retired outputs are read back only when one of them failed. */
+	if (outs->retired_failed)
+		profile_outputs_foreach(outs, first_error, &err);
+	else
+		strmap_foreach(outs->by_name, live_first_error, &err);
 	return err;
 }
 
@@ -826,9 +1155,6 @@ static int add_memory(const char *name, void *value, void *ctx)
 	struct output_memory *m = ctx;
 
 	(void)name;
-	if (!o)
-		return 0;
-	m->outputs++;
 	m->parked += o->parked;
 	for (int k = 0; k < PROFILE_KINDS; k++)
 		m->counts += o->profiles[k] ? folded_profile_memory(o->profiles[k]) : 0;
@@ -839,20 +1165,34 @@ static int add_memory(const char *name, void *value, void *ctx)
 void profile_outputs_memory(const struct profile_outputs *outs, struct output_memory *out)
 {
 	*out = (struct output_memory){ .stacks = stack_table_memory(outs->stacks),
-				       .epochs = outs->epochs };
+				       .epochs = outs->epochs, .outputs = outs->nplaces,
+				       .parked = outs->nretired,
+				       .retired_index = outs->nplaces * sizeof(*outs->places) +
+							outs->retired_slots *
+								sizeof(*outs->retired_index) };
 	strmap_foreach(outs->by_name, add_memory, out);
 }
 
-struct foreach_ctx {
-	int (*fn)(const char *name, struct profile_output *out, void *ctx);
-	void *ctx;
+struct live_list {
+	struct profile_output **o;
+	size_t n;
 };
 
-static int visit(const char *name, void *value, void *ctx)
+static int collect_live(const char *name, void *value, void *ctx)
 {
-	struct foreach_ctx *fc = ctx;
+	struct live_list *l = ctx;
 
-	return value ? fc->fn(name, value, fc->ctx) : 0;
+	(void)name;
+	l->o[l->n++] = value;
+	return 0;
+}
+
+static int by_seq(const void *a, const void *b)
+{
+	uint32_t x = (*(struct profile_output *const *)a)->seq;
+	uint32_t y = (*(struct profile_output *const *)b)->seq;
+
+	return x < y ? -1 : x > y;
 }
 
 static const char *const file_suffixes[OUTPUT_FILE_KINDS] = {
@@ -886,7 +1226,29 @@ int profile_outputs_foreach(struct profile_outputs *outs,
 			    int (*fn)(const char *name, struct profile_output *out, void *ctx),
 			    void *ctx)
 {
-	struct foreach_ctx fc = { fn, ctx };
+	struct live_list live = { calloc(strmap_count(outs->by_name) + 1, sizeof(*live.o)), 0 };
+	int ret = 0, err;
 
-	return strmap_foreach(outs->by_name, visit, &fc);
+	if (!live.o)
+		return -ENOMEM;
+	strmap_foreach(outs->by_name, collect_live, &live);
+	qsort(live.o, live.n, sizeof(*live.o), by_seq);
+	for (size_t seq = 0, k = 0; seq < outs->nplaces && !ret; seq++) {
+		struct profile_output *o;
+
+		if (outs->places[seq] == PLACE_LIVE) {
+			if (k < live.n && live.o[k]->seq == seq)
+				ret = fn(live.o[k]->name, live.o[k], ctx);
+			k++;
+			continue;
+		}
+		/* A record that does not read back was reported: the others
+		 * are still visited. */
+		if ((o = read_retired(outs, (uint32_t)seq, &err))) {
+			ret = fn(o->name, o, ctx);
+			output_free(o);
+		}
+	}
+	free(live.o);
+	return ret;
 }

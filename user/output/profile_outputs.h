@@ -14,8 +14,10 @@
  * allocation.  An output without samples for 2 s writes its JFR chunk
  * and frees the chunk's buffers; after 5 s it writes all its files and
  * parks its counts in a temporary file (output/count_spill.h) as a saved
- * text tree (folded.h), so a finished stage holds next to nothing and
- * stopping writes only the outputs still running.  A late sample makes
+ * text tree (folded.h), and then retires: the output itself (name, labels,
+ * stats) goes to the same file as a record, so a finished stage holds
+ * 8 bytes and an index slot, and stopping writes only the outputs still
+ * running.  A late sample makes
  * it run again; its files are then written again from the saved tree and
  * the new counts (the JFR file appended to).
  *
@@ -78,14 +80,22 @@ struct profile_outputs *profile_outputs_new(const struct output_settings *settin
 /* Writes nothing: profile_outputs_write() does that. */
 void profile_outputs_free(struct profile_outputs *outs);
 
-/* The output called name, created on first use with these labels (copied).
- * NULL when out of memory or when name is not a safe relative path. */
+/* The output called name, created on first use with these labels (copied),
+ * or read back into memory if it was retired.  NULL when out of memory,
+ * when name is not a safe relative path, or when its record does not read
+ * back (an sp_err line).  The pointer stays valid while
+ * profile_outputs_generation() stays the same: adding a sample may retire
+ * outputs idle for OUTPUT_PARK_NS, though never the one added to. */
 struct profile_output *profile_outputs_get(struct profile_outputs *outs, const char *name,
 					   const struct output_label *labels, int nlabels);
 
 int profile_output_add(struct profile_outputs *outs, struct profile_output *out,
 		       const struct resolved_sample *sample);
+/* Changes whenever outputs leave memory. */
+uint64_t profile_outputs_generation(const struct profile_outputs *outs);
 const struct output_stats *profile_output_stats(const struct profile_output *out);
+/* Its labels (*n of them), as given when it was made. */
+const struct output_label *profile_output_labels(const struct profile_output *out, int *n);
 
 /* Whether out is parked: its files written, its counts out of memory. */
 bool profile_output_parked(const struct profile_output *out);
@@ -116,12 +126,14 @@ struct output_memory {
 	size_t stacks;          /* the stack table all outputs share */
 	size_t counts;          /* every output's counts by stack */
 	size_t jfr;             /* open JFR writers */
-	size_t outputs, parked; /* outputs, and how many of them are parked */
+	size_t outputs, parked; /* outputs, and how many are parked (most of them retired) */
+	size_t retired_index;   /* what finds those: 8 bytes and an index slot each */
 	uint64_t epochs;        /* times the stack table was started afresh */
 };
 void profile_outputs_memory(const struct profile_outputs *outs, struct output_memory *out);
 
-/* Visits outputs in creation order. */
+/* Visits outputs in creation order, retired ones read back for the call
+ * (out is valid during it only).  Returns fn's first non-zero return. */
 int profile_outputs_foreach(struct profile_outputs *outs,
 			    int (*fn)(const char *name, struct profile_output *out, void *ctx),
 			    void *ctx);

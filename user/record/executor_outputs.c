@@ -24,6 +24,7 @@ struct recent_outputs {
 
 struct executor_outputs {
 	struct profile_outputs *outputs;
+	uint64_t generation;    /* the outputs' when recent[] was filled */
 	char host[256];
 	char frequency[16];
 	struct recent_outputs recent[RECENT_SLOTS];
@@ -92,13 +93,19 @@ static struct profile_output *output_for(struct executor_outputs *eo, const stru
 	return profile_outputs_get(eo->outputs, name, labels, sizeof(labels) / sizeof(labels[0]));
 }
 
-/* e's entry, emptied first when it held another executor's outputs. */
+/* e's entry, emptied first when it held another executor's outputs.
+ * Every entry is emptied when outputs left memory: one may be gone. */
 static struct recent_outputs *recent_for(struct executor_outputs *eo, const struct executor *e)
 {
 	const struct spark_executor *id = executor_identity(e);
+	uint64_t generation = profile_outputs_generation(eo->outputs);
 	struct recent_outputs *r =
 		&eo->recent[((uintptr_t)e * 0x9e3779b97f4a7c15ull >> 32) % RECENT_SLOTS];
 
+	if (generation != eo->generation) {
+		memset(eo->recent, 0, sizeof(eo->recent));
+		eo->generation = generation;
+	}
 	if (strcmp(r->app_id, id->app_id) || strcmp(r->executor_id, id->executor_id)) {
 		memset(r, 0, sizeof(*r));
 		snprintf(r->app_id, sizeof(r->app_id), "%s", id->app_id);
@@ -117,6 +124,7 @@ void executor_outputs_add(struct executor_outputs *eo, struct executor *e,
 		r->all = output_for(eo, e, result.stage, true);
 	if (r->all)
 		profile_output_add(eo->outputs, r->all, s);
+	r = recent_for(eo, e);   /* that add may have retired the stage's output */
 	if (!r->stage_output || !stage_key_eq(r->stage, result.stage)) {
 		r->stage_output = output_for(eo, e, result.stage, false);
 		r->stage = result.stage;

@@ -294,6 +294,7 @@ static void write_memory(struct json_writer *w, const struct record_memory *m)
 		{ "jfr_writers", m->outputs.jfr },    { "jit", m->jit },
 		{ "address_names", m->address_names }, { "elf_symbols", m->elf_symbols },
 		{ "kernel_symbols", m->kernel_symbols },
+		{ "retired_outputs", m->outputs.retired_index },
 	};
 
 	json_key(w, "memory");

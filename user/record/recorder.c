@@ -67,6 +67,7 @@ struct recorder {
 	struct stack_resolver *resolver;
 	struct profile_outputs *outputs;
 	struct profile_output *node_output; /* DIR/all */
+	uint64_t outputs_generation;        /* the outputs' when node_output was got */
 	struct executor_stages *executors;
 	struct executor_outputs *executor_outputs;
 	struct pending_record *head, *tail;
@@ -438,7 +439,13 @@ static void file_record(struct recorder *rec, const struct pending_record *pr)
 		rec->totals.off_cpu_events++;
 		p->off_cpu_ns += s.off_cpu_ns;
 	}
-	if (profile_output_add(rec->outputs, rec->node_output, &s))
+	/* Outputs that leave memory may include the node's, after 5 s
+	 * without a sample. */
+	if (profile_outputs_generation(rec->outputs) != rec->outputs_generation) {
+		rec->outputs_generation = profile_outputs_generation(rec->outputs);
+		rec->node_output = profile_outputs_get(rec->outputs, "all", NULL, 0);
+	}
+	if (!rec->node_output || profile_output_add(rec->outputs, rec->node_output, &s))
 		rec->totals.bad_records++;
 	/* With --threads tasks, samples of threads not running a task are left
 	 * out of the executor's outputs. */
