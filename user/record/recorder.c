@@ -1,6 +1,7 @@
 /* recorder.c - see recorder.h. */
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,7 @@
  * for having exited: a whole-node recording sees thousands of short-lived
  * processes in an hour, and each holds its maps and address tables. */
 #define EXIT_SWEEP_NS (2000 * NSEC_PER_MSEC)
+#define MEMORY_LOG_NS (60000 * NSEC_PER_MSEC)
 /* A process first seen in its first milliseconds may not have mapped its
  * libraries yet, and one that lives half a second is gone before its
  * samples are named: in its first second in the table, its maps are read
@@ -77,6 +79,7 @@ struct recorder {
 	struct ring_use ring;         /* bytes 0 until set */
 	uint64_t last_helper_poll_ns;
 	uint64_t last_exit_sweep_ns;
+	uint64_t last_memory_log_ns;   /* -v: what the memory holds, every minute */
 	char host[256];
 	char frequency_text[16];
 };
@@ -504,6 +507,46 @@ static void sweep_exited(struct recorder *rec, uint64_t now)
 	process_table_settle(rec->processes);
 }
 
+static int add_process_memory(struct process *p, void *ctx)
+{
+	struct record_memory *m = ctx;
+
+	m->jit += p->java ? java_process_jit_memory(p->java, NULL) : 0;
+	m->address_names += p->symbolizer ? proc_symbolizer_memory(p->symbolizer) : 0;
+	return 0;
+}
+
+static void measure_memory(const struct recorder *rec, struct record_memory *m)
+{
+	struct proc_status st;
+
+	*m = (struct record_memory){ 0 };
+	if (!proc_status_read(getpid(), &st) && (st.present & PROC_STATUS_VMRSS))
+		m->rss_kib = st.vm_rss_kib;
+	profile_outputs_memory(rec->outputs, &m->outputs);
+	process_table_foreach(rec->processes, add_process_memory, m);
+	m->elf_symbols = stack_resolver_memory(rec->resolver, &m->kernel_symbols);
+}
+
+/* With -v, what the memory holds every minute: how a long recording's
+ * memory moves, owner by owner (summary.json has it only at the end). */
+static void log_memory(struct recorder *rec, uint64_t now)
+{
+	struct record_memory m;
+	struct mallinfo2 mi = mallinfo2();
+
+	rec->last_memory_log_ns = now;
+	measure_memory(rec, &m);
+	sp_debug("memory: RSS %llu KiB; heap %zu KiB in use, %zu KiB free in it, %zu KiB mapped; "
+		 "stacks %zu, counts %zu, JFR %zu, JIT %zu, addresses %zu, ELF %zu, kernel %zu KiB; "
+		 "%zu outputs, %zu parked, %zu KiB finding them",
+		 (unsigned long long)m.rss_kib, mi.uordblks >> 10, mi.fordblks >> 10,
+		 mi.hblkhd >> 10, m.outputs.stacks >> 10, m.outputs.counts >> 10,
+		 m.outputs.jfr >> 10, m.jit >> 10, m.address_names >> 10, m.elf_symbols >> 10,
+		 m.kernel_symbols >> 10, m.outputs.outputs, m.outputs.parked,
+		 m.outputs.retired_index >> 10);
+}
+
 void recorder_drain(struct recorder *rec, uint64_t now, bool flush_all)
 {
 	if (flush_all || now - rec->last_helper_poll_ns >= HELPER_POLL_NS) {
@@ -533,6 +576,9 @@ void recorder_drain(struct recorder *rec, uint64_t now, bool flush_all)
 	}
 	if (!flush_all && now - rec->last_exit_sweep_ns >= EXIT_SWEEP_NS)
 		sweep_exited(rec, now);
+	if (!flush_all && now - rec->last_memory_log_ns >= MEMORY_LOG_NS &&
+	    sp_log_get_level() >= SP_LOG_DEBUG)
+		log_memory(rec, now);
 }
 
 void recorder_get_totals(const struct recorder *rec, struct recorder_totals *out)
@@ -548,27 +594,6 @@ void recorder_set_ring_use(struct recorder *rec, const struct ring_use *use)
 void recorder_set_queue_full(struct recorder *rec, uint64_t dropped)
 {
 	rec->totals.queue_full = dropped;
-}
-
-static int add_process_memory(struct process *p, void *ctx)
-{
-	struct record_memory *m = ctx;
-
-	m->jit += p->java ? java_process_jit_memory(p->java, NULL) : 0;
-	m->address_names += p->symbolizer ? proc_symbolizer_memory(p->symbolizer) : 0;
-	return 0;
-}
-
-static void measure_memory(struct recorder *rec, struct record_memory *m)
-{
-	struct proc_status st;
-
-	*m = (struct record_memory){ 0 };
-	if (!proc_status_read(getpid(), &st) && (st.present & PROC_STATUS_VMRSS))
-		m->rss_kib = st.vm_rss_kib;
-	profile_outputs_memory(rec->outputs, &m->outputs);
-	process_table_foreach(rec->processes, add_process_memory, m);
-	m->elf_symbols = stack_resolver_memory(rec->resolver, &m->kernel_symbols);
 }
 
 int recorder_finish(struct recorder *rec, const uint64_t counters[SP_CNT_MAX],
