@@ -7,6 +7,8 @@
 #include "base/atomic_file.h"
 #include "base/log.h"
 
+#define WRITE_BUFFER_BYTES (256u << 10)
+
 /* The stream's writes, keeping the first error's errno for the message. */
 static ssize_t write_through(void *cookie, const char *buf, size_t size)
 {
@@ -44,6 +46,11 @@ FILE *atomic_file_open(struct atomic_file *af, const char *path)
 		return NULL;
 	}
 	af->file = fopencookie(af, "w", (cookie_io_functions_t){ .write = write_through });
+	/* A cookie stream's buffer is 8 KiB, and a line longer than what is
+	 * left of it (a deep Java stack's is longer) is a write() of its
+	 * own: a stop writing hundreds of MB made one per line. */
+	if (af->file)
+		setvbuf(af->file, NULL, _IOFBF, WRITE_BUFFER_BYTES);
 	if (!af->file) {
 		int err = errno;
 
