@@ -12,12 +12,18 @@
 #include "base/log.h"
 #include "sampler/drain_thread.h"
 
-/* A burst (the main thread writing outputs) queues many blocks; the
- * spares kept after it stay resident, so blocks and spares are few and
- * small.  At 10 kHz on two CPUs a block lasts about 10 ms. */
+/* Emptied blocks are kept for reuse, as many as were in use at once (queued
+ * or being read) in the last one or two windows: a block made afresh is
+ * mapped and its pages faulted in and zeroed one by one, and at 10 kHz on
+ * two CPUs, where the main thread takes records in bursts and nine blocks
+ * were in use at times, keeping two made 40 blocks a second: zeroing and
+ * faulting took half the recorder's CPU.  A quiet node keeps one or two;
+ * after a burst (the main thread writing outputs) the spares go back
+ * within two windows.  A block lasts about 10 ms at 10 kHz on two CPUs. */
 #define BLOCK_BYTES (256u << 10)
+#define SPARES_MAX 32
+#define SPARE_WINDOW_NS (2000000000ull)
 #define POLL_MS 100
-#define FREE_BLOCKS_KEPT 2
 #define DRAIN_NICE -10
 
 /* Records are stored back to back in blocks: a size, then the bytes,
@@ -34,6 +40,10 @@ struct drain_thread {
 	struct block *head, *tail;      /* queued, oldest first */
 	struct block *spare;            /* emptied blocks kept for reuse */
 	size_t nspare;
+	size_t in_use;                  /* blocks queued or being read */
+	size_t peak_in_use, last_peak;  /* the most at once, this window and the last */
+	uint64_t window_start_ns;
+	uint64_t blocks_made;
 	size_t queued_bytes, max_bytes;
 	uint64_t dropped;
 	int poll_error;
@@ -105,7 +115,10 @@ static struct block *tail_with_room(struct drain_thread *dt, size_t need)
 		if (!b)
 			return NULL;
 		b->cap = cap;
+		dt->blocks_made++;
 	}
+	if (++dt->in_use > dt->peak_in_use)
+		dt->peak_in_use = dt->in_use;
 	b->next = NULL;
 	b->used = 0;
 	if (dt->tail)
@@ -218,9 +231,36 @@ static struct block *pop_block(struct drain_thread *dt)
 	return b;
 }
 
+/* The spares worth keeping: the most blocks in use at once lately. */
+static size_t spares_wanted(const struct drain_thread *dt)
+{
+	size_t want = dt->peak_in_use > dt->last_peak ? dt->peak_in_use : dt->last_peak;
+
+	return want < SPARES_MAX ? want : SPARES_MAX;
+}
+
+/* Starts a new window every SPARE_WINDOW_NS, freeing the spares the last
+ * two did not need (lock held). */
+static void roll_window(struct drain_thread *dt, uint64_t now)
+{
+	if (now - dt->window_start_ns < SPARE_WINDOW_NS)
+		return;
+	dt->window_start_ns = now;
+	dt->last_peak = dt->peak_in_use;
+	dt->peak_in_use = dt->in_use;
+	while (dt->nspare > spares_wanted(dt)) {
+		struct block *b = dt->spare;
+
+		dt->spare = b->next;
+		dt->nspare--;
+		free(b);
+	}
+}
+
 static void recycle_block(struct drain_thread *dt, struct block *b)
 {
-	if (dt->nspare < FREE_BLOCKS_KEPT && b->cap == BLOCK_BYTES) {
+	dt->in_use--;
+	if (dt->nspare < spares_wanted(dt) && b->cap == BLOCK_BYTES) {
 		b->next = dt->spare;
 		dt->spare = b;
 		dt->nspare++;
@@ -250,6 +290,7 @@ int drain_thread_take(struct drain_thread *dt, int timeout_ms, int budget_ms,
 		pthread_cond_timedwait(&dt->filled, &dt->lock, &until);
 	}
 	err = dt->poll_error;
+	roll_window(dt, now_ns());
 	if (budget_ms > 0)
 		deadline = now_ns() + (uint64_t)budget_ms * 1000000ULL;
 	/* A block at a time, named without the lock (the thread goes on
@@ -271,6 +312,16 @@ int drain_thread_take(struct drain_thread *dt, int timeout_ms, int budget_ms,
 	}
 	pthread_mutex_unlock(&dt->lock);
 	return err ? err : n;
+}
+
+uint64_t drain_thread_blocks_made(struct drain_thread *dt)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&dt->lock);
+	n = dt->blocks_made;
+	pthread_mutex_unlock(&dt->lock);
+	return n;
 }
 
 uint64_t drain_thread_dropped(struct drain_thread *dt)

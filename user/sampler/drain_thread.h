@@ -40,6 +40,9 @@ void drain_thread_stop(struct drain_thread *dt);
 int drain_thread_take(struct drain_thread *dt, int timeout_ms, int budget_ms,
 		      bpf_sampler_record_fn fn, void *ctx);
 
+/* Blocks the queue has allocated so far (not reused ones). */
+uint64_t drain_thread_blocks_made(struct drain_thread *dt);
+
 /* Records dropped because the queue was full. */
 uint64_t drain_thread_dropped(struct drain_thread *dt);
 
