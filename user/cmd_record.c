@@ -445,6 +445,7 @@ int cmd_record(int argc, char **argv)
 	drain_thread_stop(drain);
 	while (bpf_sampler_poll(sampler, 0) > 0)
 		;
+	drain_thread_flush(drain);
 	drain_thread_take(drain, 0, 0, file_record, file_ctx);
 	if (rec) {
 		struct ring_use ring;

@@ -90,11 +90,15 @@ int main(void)
 	sem_init(&c.release, 0, 0);
 
 	push(dt, 0);
+	CHECK(drain_thread_take(dt, 0, 0, consume_none, NULL) == 0,
+	      "a record pushed waits in the producer's block");
+	drain_thread_flush(dt);
 	pthread_create(&thread, NULL, take, &t);
 	sem_wait(&c.entered);
 	/* The consumer is stuck in record 0: 20000 more records still queue. */
 	for (uint32_t v = 1; v <= 20000; v++)
 		push(dt, v);
+	drain_thread_flush(dt);
 	sem_post(&c.release);
 	pthread_join(thread, NULL);
 	CHECK(t.taken == 20001, "the records pushed meanwhile were all queued and taken (%d)",
@@ -108,6 +112,7 @@ int main(void)
 	uint32_t pushed = 0;
 	for (; pushed < 200000; pushed++)
 		push(dt, c.next + pushed);
+	drain_thread_flush(dt);
 	uint64_t dropped = drain_thread_dropped(dt);
 	CHECK(dropped > 0 && dropped < pushed, "over 16 MiB queued, %llu of %u dropped",
 	      (unsigned long long)dropped, pushed);
@@ -120,6 +125,7 @@ int main(void)
 	static unsigned char big[25000];
 	for (int i = 0; i < 30; i++)
 		drain_thread_push(dt, big, sizeof(big));
+	drain_thread_flush(dt);
 	n = drain_thread_take(dt, 0, 1, slow, NULL);
 	CHECK(n == 10, "a 1 ms budget stops after the first block (%d records)", n);
 	n = drain_thread_take(dt, 0, 0, slow, NULL);
@@ -135,6 +141,7 @@ int main(void)
 	for (int round = 0; round < 20; round++) {
 		for (int i = 0; i < 90; i++)
 			drain_thread_push(dt, big, sizeof(big));
+		drain_thread_flush(dt);
 		drain_thread_take(dt, 0, 0, consume_none, NULL);
 		if (!round)
 			made_first = drain_thread_blocks_made(dt);
@@ -147,11 +154,13 @@ int main(void)
 	 * blocks again. */
 	for (int i = 0; i < 3; i++) {
 		drain_thread_push(dt, big, sizeof(big));
+		drain_thread_flush(dt);
 		drain_thread_take(dt, 0, 0, consume_none, NULL);
 		usleep(2100 * 1000);
 	}
 	for (int i = 0; i < 90; i++)
 		drain_thread_push(dt, big, sizeof(big));
+	drain_thread_flush(dt);
 	drain_thread_take(dt, 0, 0, consume_none, NULL);
 	CHECK(drain_thread_blocks_made(dt) >= made + 7,
 	      "after 6 s with one block in use, a burst makes %llu blocks again",

@@ -38,6 +38,10 @@ struct drain_thread {
 	pthread_mutex_t lock;
 	pthread_cond_t filled;          /* the queue went from empty to not */
 	struct block *head, *tail;      /* queued, oldest first */
+	/* The producer's block, filled without the lock and queued when full
+	 * or at drain_thread_flush: a lock per record was 7% of the
+	 * recorder's CPU at 10 kHz. */
+	struct block *filling;
 	struct block *spare;            /* emptied blocks kept for reuse */
 	size_t nspare;
 	size_t in_use;                  /* blocks queued or being read */
@@ -84,6 +88,7 @@ void drain_thread_free(struct drain_thread *dt)
 		return;
 	drain_thread_stop(dt);
 	free_blocks(dt->head);
+	free_blocks(dt->filling);
 	free_blocks(dt->spare);
 	pthread_cond_destroy(&dt->filled);
 	pthread_mutex_destroy(&dt->lock);
@@ -95,22 +100,40 @@ static size_t slot_bytes(size_t size)
 	return sizeof(size_t) + ((size + 7) & ~(size_t)7);
 }
 
-/* A block with room for need bytes at the tail, or NULL (lock held). */
-static struct block *tail_with_room(struct drain_thread *dt, size_t need)
-{
-	struct block *b = dt->tail;
+static void recycle_block(struct drain_thread *dt, struct block *b);
 
-	if (b && b->cap - b->used >= need)
-		return b;
-	if (dt->queued_bytes + need > dt->max_bytes)
+/* Queues the producer's block if it holds records (lock held). */
+static void queue_filling(struct drain_thread *dt)
+{
+	struct block *b = dt->filling;
+
+	if (!b || !b->used)
+		return;
+	if (dt->tail) {
+		dt->tail->next = b;
+	} else {
+		dt->head = b;
+		pthread_cond_signal(&dt->filled);   /* the queue was empty */
+	}
+	dt->tail = b;
+	dt->queued_bytes += b->used;
+	dt->filling = NULL;
+}
+
+/* A new producer's block with room for need bytes, or NULL when the queue
+ * is at its bound (lock held). */
+static struct block *new_filling(struct drain_thread *dt, size_t need)
+{
+	size_t cap = need > BLOCK_BYTES ? need : BLOCK_BYTES;
+	struct block *b;
+
+	if (dt->queued_bytes + cap > dt->max_bytes)
 		return NULL;
 	if (dt->spare && dt->spare->cap >= need) {
 		b = dt->spare;
 		dt->spare = b->next;
 		dt->nspare--;
 	} else {
-		size_t cap = need > BLOCK_BYTES ? need : BLOCK_BYTES;
-
 		b = malloc(sizeof(*b) + cap);
 		if (!b)
 			return NULL;
@@ -121,11 +144,6 @@ static struct block *tail_with_room(struct drain_thread *dt, size_t need)
 		dt->peak_in_use = dt->in_use;
 	b->next = NULL;
 	b->used = 0;
-	if (dt->tail)
-		dt->tail->next = b;
-	else
-		dt->head = b;
-	dt->tail = b;
 	return b;
 }
 
@@ -133,24 +151,39 @@ int drain_thread_push(void *ctx, const void *record, size_t size)
 {
 	struct drain_thread *dt = ctx;
 	size_t need = slot_bytes(size);
-	struct block *b;
-	bool was_empty;
+	struct block *b = dt->filling;
 
-	pthread_mutex_lock(&dt->lock);
-	was_empty = dt->head == NULL;
-	b = tail_with_room(dt, need);
-	if (!b) {
-		dt->dropped++;
-	} else {
-		memcpy(b->data + b->used, &size, sizeof(size));
-		memcpy(b->data + b->used + sizeof(size), record, size);
-		b->used += need;
-		dt->queued_bytes += need;
-		if (was_empty)
-			pthread_cond_signal(&dt->filled);
+	if (!b || b->cap - b->used < need) {
+		pthread_mutex_lock(&dt->lock);
+		queue_filling(dt);
+		if (dt->filling && dt->filling->cap < need) {  /* empty, too small */
+			recycle_block(dt, dt->filling);
+			dt->filling = NULL;
+		}
+		if (!dt->filling)
+			dt->filling = new_filling(dt, need);
+		b = dt->filling;
+		if (!b || b->cap - b->used < need) {
+			b = NULL;
+			dt->dropped++;
+		}
+		pthread_mutex_unlock(&dt->lock);
+		if (!b)
+			return 0;
 	}
-	pthread_mutex_unlock(&dt->lock);
+	memcpy(b->data + b->used, &size, sizeof(size));
+	memcpy(b->data + b->used + sizeof(size), record, size);
+	b->used += need;
 	return 0;
+}
+
+void drain_thread_flush(struct drain_thread *dt)
+{
+	if (!dt->filling || !dt->filling->used)
+		return;
+	pthread_mutex_lock(&dt->lock);
+	queue_filling(dt);
+	pthread_mutex_unlock(&dt->lock);
 }
 
 static void *drain(void *arg)
@@ -172,6 +205,7 @@ static void *drain(void *arg)
 		if (stop)
 			break;
 		n = bpf_sampler_poll(dt->sampler, POLL_MS);
+		drain_thread_flush(dt);
 		if (n < 0) {
 			pthread_mutex_lock(&dt->lock);
 			dt->poll_error = n;

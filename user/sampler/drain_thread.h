@@ -24,13 +24,18 @@ struct drain_thread *drain_thread_new(size_t max_queued_bytes);
 void drain_thread_free(struct drain_thread *dt);
 
 /* The sampler's record callback (bpf_sampler_options.on_record, with the
- * drain thread as ctx): queues a copy of the record. */
+ * drain thread as ctx): copies the record into the producer's block,
+ * which is queued when full or at drain_thread_flush.  One producer
+ * thread at a time. */
 int drain_thread_push(void *dt, const void *record, size_t size);
+/* Queues what the producer's block holds: the thread does it after each
+ * poll, and a caller pushing records itself when it is done. */
+void drain_thread_flush(struct drain_thread *dt);
 
 /* Starts polling sampler on the thread. 0 or -errno. */
 int drain_thread_start(struct drain_thread *dt, struct bpf_sampler *sampler);
 /* Stops and joins the thread; records still in the ring buffer are then
- * the caller's to poll (they are queued the same way). */
+ * the caller's to poll (queued the same way, then drain_thread_flush). */
 void drain_thread_stop(struct drain_thread *dt);
 
 /* Waits up to timeout_ms for records, then hands queued records to fn in
