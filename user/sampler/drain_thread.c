@@ -348,22 +348,23 @@ int drain_thread_take(struct drain_thread *dt, int timeout_ms, int budget_ms,
 	return err ? err : n;
 }
 
-uint64_t drain_thread_blocks_made(struct drain_thread *dt)
+/* A counter the producer updates under the lock. */
+static uint64_t read_counter(struct drain_thread *dt, const uint64_t *counter)
 {
 	uint64_t n;
 
 	pthread_mutex_lock(&dt->lock);
-	n = dt->blocks_made;
+	n = *counter;
 	pthread_mutex_unlock(&dt->lock);
 	return n;
 }
 
+uint64_t drain_thread_blocks_made(struct drain_thread *dt)
+{
+	return read_counter(dt, &dt->blocks_made);
+}
+
 uint64_t drain_thread_dropped(struct drain_thread *dt)
 {
-	uint64_t n;
-
-	pthread_mutex_lock(&dt->lock);
-	n = dt->dropped;
-	pthread_mutex_unlock(&dt->lock);
-	return n;
+	return read_counter(dt, &dt->dropped);
 }
