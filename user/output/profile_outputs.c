@@ -350,6 +350,17 @@ static uint32_t name_tag(uint64_t hash)
 	return (uint32_t)(hash >> 32);
 }
 
+/* Puts sl in the first empty slot from its tag on (slots: a power of
+ * two).  Slots are placed by their tag: the names are in the records only. */
+static void place_slot(struct retired_slot *idx, size_t slots, struct retired_slot sl)
+{
+	size_t j;
+
+	for (j = sl.tag & (slots - 1); idx[j].seq1; j = (j + 1) & (slots - 1))
+		;
+	idx[j] = sl;
+}
+
 static int index_retired(struct profile_outputs *outs, uint32_t seq, uint64_t hash)
 {
 	if ((outs->nindexed + 1) * 2 > outs->retired_slots) {
@@ -358,27 +369,15 @@ static int index_retired(struct profile_outputs *outs, uint32_t seq, uint64_t ha
 
 		if (!idx)
 			return -ENOMEM;
-		/* Slots are placed by their tag: the names are in the
-		 * records only. */
-		for (size_t i = 0; i < outs->retired_slots; i++) {
-			struct retired_slot sl = outs->retired_index[i];
-			size_t j;
-
-			if (!sl.seq1)
-				continue;
-			for (j = sl.tag & (slots - 1); idx[j].seq1; j = (j + 1) & (slots - 1))
-				;
-			idx[j] = sl;
-		}
+		for (size_t i = 0; i < outs->retired_slots; i++)
+			if (outs->retired_index[i].seq1)
+				place_slot(idx, slots, outs->retired_index[i]);
 		free(outs->retired_index);
 		outs->retired_index = idx;
 		outs->retired_slots = slots;
 	}
-	size_t j;
-	for (j = name_tag(hash) & (outs->retired_slots - 1); outs->retired_index[j].seq1;
-	     j = (j + 1) & (outs->retired_slots - 1))
-		;
-	outs->retired_index[j] = (struct retired_slot){ seq + 1, name_tag(hash) };
+	place_slot(outs->retired_index, outs->retired_slots,
+		   (struct retired_slot){ seq + 1, name_tag(hash) });
 	outs->nindexed++;
 	return 0;
 }
