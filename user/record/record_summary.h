@@ -25,6 +25,7 @@ struct record_memory {
 	uint64_t rss_kib;            /* 0: unknown */
 	struct output_memory outputs;
 	size_t jit;                  /* JVMs' JIT code stores and their names */
+	size_t jit_names;            /* the names, of jit */
 	size_t address_names;        /* each process's addresses named so far */
 	size_t elf_symbols, kernel_symbols;
 };
