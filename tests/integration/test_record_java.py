@@ -144,7 +144,7 @@ def test_summary_says_where_memory_went(tmp_path, jdks, hot_classes, agent_path)
     work.record_after(3, tmp_path, "--wall", "-F", 499, "-d", 4)
     with open(tmp_path / "summary.json") as f:
         mem = json.load(f)["memory"]
-    owners = ["stack_table", "counts", "jfr_writers", "jit", "address_names", "elf_symbols",
+    owners = ["stack_table", "counts", "jfr_writers", "jit", "thread_histories", "address_names", "elf_symbols",
               "kernel_symbols"]
     assert all(mem[k] > 0 for k in owners), mem
     # the JIT store describes the workload's compiled methods: over 64 KiB

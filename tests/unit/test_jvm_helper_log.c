@@ -627,6 +627,73 @@ static void test_poll_forgets(void)
 	unlink(path);
 }
 
+/* Write 30 minutes of task renames (4 threads, a task each 400 ms on each,
+ * its name unique) and its busy and idle marks from minute `from`. */
+static void write_tasks(FILE *f, uint64_t t, int from, int to)
+{
+	for (int i = from * 600; i < to * 600; i++) {
+		uint64_t ts = t + (uint64_t)i * 100 * MS;
+		int tid = 100 + i % 4;
+
+		fprintf(f, "T %llu %d Executor task launch worker for task 0.0 in stage %d.0 (TID %d)\n"
+			   "S %llu %d busy\nS %llu %d idle\n",
+			(unsigned long long)ts, tid, i / 4, i, (unsigned long long)ts + 1, tid,
+			(unsigned long long)ts + 90 * MS, tid);
+	}
+}
+
+/* A log's thread events older than 120 s go, and the names only they used:
+ * memory holds 2 minutes of an executor's task threads, not the run. */
+static void test_poll_forgets_threads(void)
+{
+	char path[64];
+	uint64_t t = now_ns();
+	FILE *f;
+
+	snprintf(path, sizeof(path), SPARKPROF_HELPER_LOG_FMT, (int)getpid());
+	unlink(path);
+	f = fopen(path, "wx");
+	if (!f) {
+		CHECK(0, "write %s", path);
+		return;
+	}
+	fprintf(f, "H 1 %d %llu start now\n", (int)getpid(), (unsigned long long)t);
+	write_tasks(f, t, 0, 30);
+	fflush(f);
+	struct jvm_helper_log *log = jvm_helper_log_open(getpid());
+	CHECK(log != NULL, "opened a 30-minute log");
+	if (log) {
+		size_t after_30, after_60;
+
+		jvm_helper_log_poll(log);
+		after_30 = jvm_helper_log_thread_memory(log);
+		/* All but the last 120 s (and the newest name and mark before). */
+		uint64_t forgotten = jvm_helper_log_get_stats(log)->thread_events_forgotten;
+		CHECK(forgotten > 3 * 28 * 600 - 16 && forgotten <= 3 * 28 * 600,
+		      "%llu events forgotten", (unsigned long long)forgotten);
+		CHECK_STR(jvm_helper_log_thread_name(log, 103, t + 17999 * 100 * MS + 5),
+			  "Executor task launch worker for task 0.0 in stage 4499.0 (TID 17999)",
+			  "the newest name");
+		CHECK(jvm_helper_log_thread_idle(log, 103, t + 17999 * 100 * MS + 95 * MS) == 1,
+		      "and its idle mark");
+		CHECK(!jvm_helper_log_thread_name(log, 103, t + 1000 * 100 * MS),
+		      "a 27-minute-old name is unknown");
+
+		write_tasks(f, t, 30, 60);
+		fflush(f);
+		jvm_helper_log_poll(log);
+		after_60 = jvm_helper_log_thread_memory(log);
+		CHECK(after_30 < 1 << 20 && after_60 < after_30 + (64 << 10),
+		      "thread memory %zu after 30 minutes, %zu after 60", after_30, after_60);
+		CHECK_STR(jvm_helper_log_thread_name(log, 102, t + 35998 * 100 * MS + 5),
+			  "Executor task launch worker for task 0.0 in stage 8999.0 (TID 35998)",
+			  "the newest name after the names moved");
+		jvm_helper_log_free(log);
+	}
+	fclose(f);
+	unlink(path);
+}
+
 /* A rotated log (G record, then a continued file that restates the live
  * state): a reader that follows it skips what it knows; one that starts on
  * the new file learns the same state from it. */
@@ -743,6 +810,7 @@ int main(void)
 {
 	test_forget();
 	test_poll_forgets();
+	test_poll_forgets_threads();
 	test_real_churn_log();
 	test_real_numbered_log();
 	test_deferred_inline_from_file();

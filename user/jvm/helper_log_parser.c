@@ -149,8 +149,8 @@ static int parse_thread(struct string_pool *names, char letter, struct cursor *c
 	}
 }
 
-int helper_log_parse_line(struct string_pool *names, const char *line, size_t len,
-			  struct helper_record *rec)
+int helper_log_parse_line(struct string_pool *names, struct string_pool *thread_names,
+			  const char *line, size_t len, struct helper_record *rec)
 {
 	if (len < 2 || len > HELPER_LOG_MAX_LINE || line[1] != ' ')
 		return -EINVAL;
@@ -205,7 +205,7 @@ int helper_log_parse_line(struct string_pool *names, const char *line, size_t le
 		rec->kind = HELPER_RECORD_THREAD;
 		if (parse_u64(&c, 10, &rec->ts))
 			return -EINVAL;
-		return parse_thread(names, line[0], &c, rec);
+		return parse_thread(thread_names, line[0], &c, rec);
 	case 'R':
 		rec->kind = HELPER_RECORD_TIME;
 		if (parse_u64(&c, 10, &rec->ts))

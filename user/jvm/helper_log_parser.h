@@ -5,7 +5,8 @@
  * nothing: any bytes, any length, no NUL terminator.  It checks a record's
  * syntax only; whether the record fits those before it (ids, ranges, a
  * second header) is for whoever keeps it.  Names are unescaped and interned
- * in a string pool, so equal names are one pointer.
+ * in a string pool, so equal names are one pointer: thread names (T) in a
+ * pool of their own, which the thread history can outlive and replace.
  */
 #ifndef SPARKPROF_HELPER_LOG_PARSER_H
 #define SPARKPROF_HELPER_LOG_PARSER_H
@@ -71,7 +72,7 @@ struct helper_record {
 
 /* Parses line[0..len) (without its '\n') into *rec.  0, -EINVAL when
  * malformed, or -ENOMEM when a name could not be interned. */
-int helper_log_parse_line(struct string_pool *names, const char *line, size_t len,
-			  struct helper_record *rec);
+int helper_log_parse_line(struct string_pool *names, struct string_pool *thread_names,
+			  const char *line, size_t len, struct helper_record *rec);
 
 #endif

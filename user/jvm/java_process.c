@@ -193,6 +193,11 @@ int java_process_name_method(void *ctx, uint64_t method, struct frame *out)
 	return 1;
 }
 
+size_t java_process_thread_memory(const struct java_process *jp)
+{
+	return jp->helper ? jvm_helper_log_thread_memory(jp->helper) : 0;
+}
+
 size_t java_process_jit_memory(const struct java_process *jp, size_t *names)
 {
 	if (names)

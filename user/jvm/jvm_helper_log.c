@@ -27,6 +27,14 @@
  * frames would take 5-6 MB and more as the run goes on. */
 #define INLINE_CACHE_BYTES (1u << 20)
 #define INLINE_TRIM_NS (10ull * 1000000000ull)
+/* Thread events are forgotten every 10 s of log time, those older than
+ * 120 s (the stage tracker keeps as much): an executor renames a task
+ * thread for each task, tens of thousands an hour. */
+#define THREAD_FORGET_NS (10ull * 1000000000ull)
+#define THREAD_KEEP_NS (120ull * 1000000000ull)
+/* Thread names move to a new pool when the pool holds twice what the names
+ * kept took after the last move (and at least this). */
+#define THREAD_NAMES_MIN_BYTES (256u << 10)
 
 struct jvm_helper_log {
 	int fd;
@@ -41,8 +49,11 @@ struct jvm_helper_log {
 	uint64_t horizon;
 	uint64_t forgot_at;          /* horizon at the last jit_code_forget */
 	uint64_t trimmed_at;         /* and at the last jit_code_trim_inline */
+	uint64_t threads_forgot_at;  /* and at the last thread_history_forget */
 
-	struct string_pool *names;   /* every name the stores hold */
+	struct string_pool *names;   /* every name the code store holds */
+	struct string_pool *thread_names; /* the thread history's names */
+	size_t thread_names_moved;   /* thread_names' bytes after the last move */
 	const char **numbered;       /* N records: name number n at [n - number_base] */
 	size_t nnumbered, capnumbered;
 	uint64_t number_base;        /* the first number: 1, or a continued file's first N */
@@ -180,7 +191,7 @@ static void load_inline(void *ctx, uint64_t id, uint32_t offset, uint32_t length
 		if (!nl)
 			break;
 		if (buf[done] == 'J' &&
-		    !helper_log_parse_line(log->names, buf + done, nl - (buf + done), &rec) &&
+		    !helper_log_parse_line(log->names, log->thread_names, buf + done, nl - (buf + done), &rec) &&
 		    rec.kind == HELPER_RECORD_INLINE_NUMBERS && rec.inl_numbers.id == id &&
 		    !add_numbered_inline(log, &rec))
 			kept++;
@@ -279,10 +290,10 @@ size_t jvm_helper_log_feed(struct jvm_helper_log *log, const char *buf, size_t l
 			 * methods' deferred inlined frames now lie. */
 			log->stats.restated++;
 			if (buf[done] == 'J' && log->fd >= 0 &&
-			    !helper_log_parse_line(log->names, buf + done, linelen, &rec) &&
+			    !helper_log_parse_line(log->names, log->thread_names, buf + done, linelen, &rec) &&
 			    rec.kind == HELPER_RECORD_INLINE_NUMBERS)
 				defer_inline(log, rec.inl_numbers.id, linelen);
-		} else if (helper_log_parse_line(log->names, buf + done, linelen, &rec) < 0 ||
+		} else if (helper_log_parse_line(log->names, log->thread_names, buf + done, linelen, &rec) < 0 ||
 			   file_record(log, &rec, linelen) < 0) {
 			log->stats.malformed++;
 		}
@@ -341,9 +352,10 @@ struct jvm_helper_log *jvm_helper_log_new(void)
 	log->fd = -1;
 	log->number_base = 1;
 	log->names = string_pool_new();
+	log->thread_names = string_pool_new();
 	log->code = jit_code_new();
 	log->threads = thread_history_new();
-	if (!log->names || !log->code || !log->threads) {
+	if (!log->names || !log->thread_names || !log->code || !log->threads) {
 		jvm_helper_log_free(log);
 		errno = ENOMEM;
 		return NULL;
@@ -362,6 +374,7 @@ void jvm_helper_log_free(struct jvm_helper_log *log)
 	jit_code_free(log->code);
 	thread_history_free(log->threads);
 	string_pool_free(log->names);
+	string_pool_free(log->thread_names);
 	free(log);
 }
 
@@ -404,7 +417,7 @@ static int is_stale(struct jvm_helper_log *log, pid_t pid)
 	const char *nl = n > 0 ? memchr(head, '\n', n) : NULL;
 	struct helper_record rec;
 	uint64_t started;
-	if (!nl || helper_log_parse_line(log->names, head, nl - head, &rec) < 0 ||
+	if (!nl || helper_log_parse_line(log->names, log->thread_names, head, nl - head, &rec) < 0 ||
 	    rec.kind != HELPER_RECORD_HEADER)
 		return 0;
 	/* starttime has clock-tick resolution: allow a second. */
@@ -444,6 +457,30 @@ static void forget_old_code(struct jvm_helper_log *log)
 		return;
 	log->forgot_at = log->horizon;
 	jvm_helper_log_forget(log, log->horizon - JVM_HELPER_LOG_KEEP_NS);
+}
+
+/* Thread events no lookup needs any more go, and then the names only they
+ * used, by moving the names kept to a new pool. */
+static void forget_old_threads(struct jvm_helper_log *log)
+{
+	struct string_pool *fresh;
+
+	if (log->horizon < THREAD_KEEP_NS || log->horizon - log->threads_forgot_at < THREAD_FORGET_NS)
+		return;
+	log->threads_forgot_at = log->horizon;
+	log->stats.thread_events_forgotten +=
+		thread_history_forget(log->threads, log->horizon - THREAD_KEEP_NS);
+	size_t held = string_pool_memory(log->thread_names);
+	if (held < THREAD_NAMES_MIN_BYTES || held < 2 * log->thread_names_moved)
+		return;
+	fresh = string_pool_new();
+	if (!fresh || thread_history_move_names(log->threads, fresh)) {
+		string_pool_free(fresh);
+		return;   /* out of memory: the names stay where they are */
+	}
+	string_pool_free(log->thread_names);
+	log->thread_names = fresh;
+	log->thread_names_moved = string_pool_memory(fresh);
 }
 
 static void trim_inline(struct jvm_helper_log *log)
@@ -548,6 +585,7 @@ int jvm_helper_log_poll(struct jvm_helper_log *log)
 		err = read_appended(log, buf);
 	free(buf);
 	forget_old_code(log);
+	forget_old_threads(log);
 	trim_inline(log);
 	return err ? err : (int)(log->stats.lines - before);
 }
@@ -559,4 +597,9 @@ size_t jvm_helper_log_jit_memory(const struct jvm_helper_log *log, size_t *names
 	if (names)
 		*names = n;
 	return jit_code_memory(log->code) + n;
+}
+
+size_t jvm_helper_log_thread_memory(const struct jvm_helper_log *log)
+{
+	return thread_history_memory(log->threads) + string_pool_memory(log->thread_names);
 }

@@ -66,6 +66,7 @@ struct jvm_helper_log_stats {
 	uint64_t inline_unreadable; /* of those, none could be: the file changed */
 	uint64_t inline_lost;    /* J records past INLINE_SPAN_MAX of their method */
 	uint64_t thread_events;  /* T, X, S records */
+	uint64_t thread_events_forgotten; /* dropped once no lookup needed them */
 	uint64_t forgotten;      /* blobs dropped JVM_HELPER_LOG_KEEP_NS after they ended */
 	uint64_t files;          /* new files followed after G records */
 	uint64_t restated;       /* their restated records, skipped */
@@ -151,5 +152,7 @@ const struct jvm_helper_log_stats *jvm_helper_log_get_stats(const struct jvm_hel
  * NULL): of the names alone (every method name read, kept for the
  * recording's outputs). */
 size_t jvm_helper_log_jit_memory(const struct jvm_helper_log *log, size_t *names);
+/* Heap bytes of the thread history and its names. */
+size_t jvm_helper_log_thread_memory(const struct jvm_helper_log *log);
 
 #endif

@@ -1,6 +1,7 @@
 /* thread_history.c - see thread_history.h.  Per-thread event arrays in an
  * open-addressing table on tid, at most half full. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,4 +152,112 @@ int thread_history_idle(const struct thread_history *th, pid_t tid, uint64_t ts)
 	if (!e)
 		return -1;
 	return e->kind == JVM_THREAD_IDLE;
+}
+
+/* Drops the events of h that no lookup at ts or later needs: those before
+ * ts except the latest name event and the latest mark.  A thread that ended
+ * before ts and has nothing after needs none. */
+static void forget_events(struct thread_hist *h, uint64_t ts, size_t *dropped)
+{
+	size_t first_at_ts = 0, kept = 0, last_name = SIZE_MAX, last_state = SIZE_MAX;
+
+	while (first_at_ts < h->n && h->v[first_at_ts].ts < ts)
+		first_at_ts++;
+	if (first_at_ts == h->n && h->n && h->v[h->n - 1].kind == JVM_THREAD_ENDED) {
+		*dropped += h->n;
+		h->n = 0;
+		return;
+	}
+	for (size_t i = first_at_ts; i-- > 0 && (last_name == SIZE_MAX || last_state == SIZE_MAX);) {
+		if (last_name == SIZE_MAX && is_name_event(h->v[i].kind))
+			last_name = i;
+		if (last_state == SIZE_MAX && is_state_event(h->v[i].kind))
+			last_state = i;
+	}
+	/* After an end, only a new name makes marks count again. */
+	if (last_name != SIZE_MAX && h->v[last_name].kind == JVM_THREAD_ENDED &&
+	    (last_state == SIZE_MAX || last_state < last_name))
+		last_state = SIZE_MAX;
+	for (size_t i = 0; i < h->n; i++)
+		if (i >= first_at_ts || i == last_name || i == last_state)
+			h->v[kept++] = h->v[i];
+	*dropped += h->n - kept;
+	h->n = kept;
+	shrink_array((void **)&h->v, &h->cap, h->n, sizeof(*h->v));
+}
+
+size_t thread_history_forget(struct thread_history *th, uint64_t ts)
+{
+	size_t dropped = 0, empty = 0;
+
+	for (size_t i = 0; i < th->capthreads; i++) {
+		if (!th->threads[i].tid)
+			continue;
+		forget_events(&th->threads[i], ts, &dropped);
+		empty += th->threads[i].n == 0;
+	}
+	if (!empty)
+		return dropped;
+	/* Threads without events leave the table.  Open addressing has no
+	 * tombstones, so the others move to a new table; without memory for
+	 * it the empty ones stay (a lookup finds no event: unknown). */
+	size_t cap = 256;
+	while ((th->nthreads - empty) * 2 >= cap)
+		cap *= 2;
+	struct thread_hist *n = calloc(cap, sizeof(*n));
+	if (!n)
+		return dropped;
+	for (size_t i = 0; i < th->capthreads; i++) {
+		struct thread_hist *h = &th->threads[i];
+
+		if (!h->tid)
+			continue;
+		if (!h->n) {
+			free(h->v);
+			continue;
+		}
+		size_t j = slot_of(h->tid, cap);
+		while (n[j].tid)
+			j = (j + 1) & (cap - 1);
+		n[j] = *h;
+	}
+	free(th->threads);
+	th->threads = n;
+	th->capthreads = cap;
+	th->nthreads -= empty;
+	return dropped;
+}
+
+int thread_history_move_names(struct thread_history *th, struct string_pool *pool)
+{
+	/* Twice: the first pass copies every name (and may fail with nothing
+	 * changed), the second finds each copy again, which cannot fail. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < th->capthreads; i++) {
+			struct thread_hist *h = &th->threads[i];
+
+			for (size_t k = 0; h->tid && k < h->n; k++) {
+				const char *name = h->v[k].name;
+				const char *copy;
+
+				if (!name)
+					continue;
+				copy = string_pool_intern(pool, name, strlen(name));
+				if (!copy)
+					return -ENOMEM;
+				if (pass)
+					h->v[k].name = copy;
+			}
+		}
+	}
+	return 0;
+}
+
+size_t thread_history_memory(const struct thread_history *th)
+{
+	size_t n = sizeof(*th) + th->capthreads * sizeof(*th->threads);
+
+	for (size_t i = 0; i < th->capthreads; i++)
+		n += th->threads[i].cap * sizeof(*th->threads[i].v);
+	return n;
 }

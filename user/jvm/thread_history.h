@@ -9,7 +9,10 @@
 #define SPARKPROF_THREAD_HISTORY_H
 
 #include <stdint.h>
+#include <stddef.h>
 #include <sys/types.h>
+
+#include "base/string_pool.h"
 
 enum jvm_helper_thread_event_kind {
 	JVM_THREAD_NAMED,   /* the thread has this name from ts on (start or rename) */
@@ -43,5 +46,19 @@ const char *thread_history_name(const struct thread_history *th, pid_t tid, uint
  * no mark yet).  A rename counts as busy (Spark renames a task thread when
  * a task starts on it). */
 int thread_history_idle(const struct thread_history *th, pid_t tid, uint64_t ts);
+
+/* Forgets what lookups at ts or later do not need, so that a JVM that runs
+ * tasks for hours keeps its threads' recent events only: each thread's
+ * events before ts except the latest name and the latest mark, and threads
+ * that ended before ts.  A lookup before ts may then answer NULL or -1
+ * (unknown), never another name.  Returns how many events it dropped. */
+size_t thread_history_forget(struct thread_history *th, uint64_t ts);
+
+/* Interns the names of the events kept into pool, so that the caller can
+ * free the pool they came from.  0; -ENOMEM leaves every name as it was. */
+int thread_history_move_names(struct thread_history *th, struct string_pool *pool);
+
+/* Heap bytes the history holds (not its names). */
+size_t thread_history_memory(const struct thread_history *th);
 
 #endif

@@ -81,6 +81,7 @@ static void write_helper_log(struct json_writer *w, const struct jvm_helper_log_
 		{ "inline_unreadable", st->inline_unreadable },
 		{ "inline_lost", st->inline_lost },
 		{ "thread_events", st->thread_events },
+		{ "thread_events_forgotten", st->thread_events_forgotten },
 		{ "new_files", st->files },
 		{ "restated_lines_skipped", st->restated },
 	};
@@ -120,6 +121,8 @@ static int write_process(struct process *p, void *ctx)
 		json_uint(w, jit);
 		json_key(w, "jit_name_bytes");
 		json_uint(w, names);
+		json_key(w, "thread_bytes");
+		json_uint(w, java_process_thread_memory(p->java));
 	}
 	if (p->executor) {
 		json_key(w, "spark_executor");
@@ -292,6 +295,7 @@ static void write_memory(struct json_writer *w, const struct record_memory *m)
 	const struct { const char *key; uint64_t bytes; } parts[] = {
 		{ "stack_table", m->outputs.stacks }, { "counts", m->outputs.counts },
 		{ "jfr_writers", m->outputs.jfr },    { "jit", m->jit },
+		{ "thread_histories", m->threads },
 		{ "address_names", m->address_names }, { "elf_symbols", m->elf_symbols },
 		{ "kernel_symbols", m->kernel_symbols },
 		{ "retired_outputs", m->outputs.retired_index },
