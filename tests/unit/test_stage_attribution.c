@@ -105,6 +105,10 @@ int main(void)
 	CHECK(is(r, 3, 0, ATTRIBUTED_THREAD_NAME), "before the idle mark: still the task");
 	r = sample(sa, 13, 102, task_name(1, 0, 3, 0, 11));
 	CHECK(is(r, 3, 0, ATTRIBUTED_EPOCH), "idle thread with a stale name: epoch rule");
+	/* A rotated helper log restates the idle thread's name: the same
+	 * task, not one more (tasks_seen below). */
+	name(sa, 13.5, 102, task_name(1, 0, 3, 0, 11));
+	stage_attribution_thread_idle(sa, AT(13.6), 102);
 	r = sample(sa, 16, 102, NULL);
 	CHECK(is(r, 4, 0, ATTRIBUTED_EPOCH), "at 15 s only 4.0 runs: the epoch moves to 4.0");
 	r = sample(sa, 16, 101, NULL);
@@ -146,7 +150,7 @@ int main(void)
 	/* Counters for the summary. */
 	const struct stage_stats *s3 = stats(sa, 3, 0), *s4 = stats(sa, 4, 0),
 				 *s6 = stats(sa, 6, 1), *none = stats(sa, -1, -1);
-	CHECK(s3 && s3->tasks_seen == 2, "stage 3.0 saw 2 tasks (TID 11 reported twice)");
+	CHECK(s3 && s3->tasks_seen == 2, "stage 3.0 saw 2 tasks (TID 11 named three times)");
 	CHECK(s4 && s4->tasks_seen == 1, "stage 4.0 saw 1 task");
 	CHECK(s6 && s6->tasks_seen == 1, "stage 6.1 saw 1 task");
 	CHECK(stage_attribution_tid_only_tasks(sa) == 1, "one TID-only task");

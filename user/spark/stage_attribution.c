@@ -25,13 +25,16 @@ struct thread_state {
 struct thread_history {
 	struct thread_state *states;  /* ascending ts */
 	size_t n, cap;
+	/* The Spark TID last counted on this thread, plus one (0: none): a
+	 * task runs on one thread, and is named again (a busy mark, a log's
+	 * restated names) only while that thread still runs it. */
+	uint64_t counted_tid_plus1;
 };
 
 struct stage_attribution {
 	enum attribution_mode mode;
 	struct stage_epoch *epoch;
 	struct strmap *threads;       /* pid_t -> struct thread_history */
-	struct strmap *spark_tids;    /* int64 TID -> non-NULL marker */
 	struct strmap *stats_index;   /* stage_key -> index + 1 in stats */
 	struct stage_stats *stats;
 	size_t nstats, stats_cap;
@@ -81,9 +84,8 @@ struct stage_attribution *stage_attribution_new(enum attribution_mode mode,
 	sa->mode = mode;
 	sa->epoch = stage_epoch_new(start_ns, epoch_interval_ns);
 	sa->threads = strmap_new();
-	sa->spark_tids = strmap_new();
 	sa->stats_index = strmap_new();
-	if (!sa->epoch || !sa->threads || !sa->spark_tids || !sa->stats_index) {
+	if (!sa->epoch || !sa->threads || !sa->stats_index) {
 		int err = errno ? errno : ENOMEM;
 
 		stage_attribution_free(sa);
@@ -109,8 +111,6 @@ void stage_attribution_free(struct stage_attribution *sa)
 	stage_epoch_free(sa->epoch);
 	if (sa->threads)
 		strmap_free(sa->threads, free_history);
-	if (sa->spark_tids)
-		strmap_free(sa->spark_tids, NULL);
 	if (sa->stats_index)
 		strmap_free(sa->stats_index, NULL);
 	free(sa->stats);
@@ -225,16 +225,12 @@ static struct stage_key key_of(const struct task_thread_name *t)
 	return (struct stage_key){ (int32_t)t->stage, (int32_t)t->stage_attempt };
 }
 
-static void count_task_seen(struct stage_attribution *sa, const struct thread_state *st)
+static void count_task_seen(struct stage_attribution *sa, struct thread_history *h,
+			    const struct thread_state *st)
 {
-	void **slot;
-	int inserted;
-
-	slot = strmap_slot(sa->spark_tids, (const char *)&st->spark_tid,
-			   sizeof(st->spark_tid), &inserted);
-	if (!slot || !inserted)
+	if (h->counted_tid_plus1 == (uint64_t)st->spark_tid + 1)
 		return;
-	*slot = (void *)1;
+	h->counted_tid_plus1 = (uint64_t)st->spark_tid + 1;
 	if (stage_key_is_none(st->stage)) {
 		sa->tid_only_tasks++;
 	} else {
@@ -289,7 +285,7 @@ int stage_attribution_thread_name(struct stage_attribution *sa, uint64_t ts, pid
 	}
 	ret = change_state(sa, tid, next);
 	if (ret == 0 && next.running)
-		count_task_seen(sa, &next);
+		count_task_seen(sa, history_of(sa, tid, false), &next);
 	return ret;
 }
 
