@@ -193,6 +193,39 @@ int main(void)
 	      stats(sa, 4, 0)->off_cpu_ns == 30000000, "one sample and 30 ms off the CPU");
 	stage_attribution_free(sa);
 
+	/* An application that runs 2,000 short stages of 4 tasks on 8 reused
+	 * threads: every task counted once, and memory grows by the stage
+	 * counters alone (the threads keep their last 120 s). */
+	sa = stage_attribution_new(ATTRIBUTION_THREAD, T0, 5 * S);
+	if (sa) {
+		size_t before = 0, per_stage;
+		uint64_t seen = 0;
+
+		for (int st = 0; st < 2000; st++) {
+			for (int k = 0; k < 4; k++) {
+				double at = st * 0.5 + k * 0.1;
+				pid_t tid = 200 + (st * 4 + k) % 8;
+
+				name(sa, at, tid, task_name(k, 0, st, 0, st * 4 + k));
+				stage_attribution_thread_busy(sa, AT(at + 0.01), tid);
+				sample(sa, at + 0.05, tid, NULL);
+				stage_attribution_thread_idle(sa, AT(at + 0.09), tid);
+			}
+			if (st == 999)
+				before = stage_attribution_memory(sa);
+		}
+		per_stage = (stage_attribution_memory(sa) - before) / 1000;
+		const struct stage_stats *all = NULL;
+		size_t n = 0;
+		all = stage_attribution_stats(sa, &n);
+		for (size_t i = 0; i < n; i++)
+			seen += all[i].tasks_seen;
+		CHECK(seen == 8000 && n == 2000, "8,000 tasks seen in 2,000 stages (%llu, %zu)",
+		      (unsigned long long)seen, n);
+		CHECK(per_stage < 200, "%zu bytes a stage", per_stage);
+		stage_attribution_free(sa);
+	}
+
 	CHECK(attribution_mode_parse("thread", &mode) == 0 && mode == ATTRIBUTION_THREAD, "thread");
 	CHECK(attribution_mode_parse("epoch", &mode) == 0 && mode == ATTRIBUTION_EPOCH, "epoch");
 	CHECK(attribution_mode_parse("stage", &mode) == -EINVAL, "bad mode");

@@ -174,6 +174,17 @@ size_t strmap_count(const struct strmap *map)
 	return map->count;
 }
 
+size_t strmap_memory(const struct strmap *map)
+{
+	size_t n = sizeof(*map) + map->capacity * sizeof(*map->entries) +
+		   map->index_size * sizeof(*map->index);
+
+	/* malloc's header and rounding: 16 bytes a key, about */
+	for (size_t i = 0; i < map->count; i++)
+		n += (map->entries[i].key_len + 1 + 8 + 15) & ~(size_t)15;
+	return n;
+}
+
 int strmap_foreach(const struct strmap *map,
 		   int (*fn)(const char *key, void *value, void *ctx), void *ctx)
 {

@@ -24,6 +24,8 @@ void *strmap_get(const struct strmap *map, const char *key, size_t key_len);
  * their order.  O(count): for maps that remove seldom. */
 void *strmap_remove(struct strmap *map, const char *key, size_t key_len);
 size_t strmap_count(const struct strmap *map);
+/* Heap bytes the map holds (its tables and key copies, not the values). */
+size_t strmap_memory(const struct strmap *map);
 /* The hash the map files key under (FNV-1a), for callers that keep keys'
  * hashes elsewhere. */
 uint64_t strmap_hash(const char *key, size_t key_len);

@@ -295,7 +295,7 @@ static void write_memory(struct json_writer *w, const struct record_memory *m)
 	const struct { const char *key; uint64_t bytes; } parts[] = {
 		{ "stack_table", m->outputs.stacks }, { "counts", m->outputs.counts },
 		{ "jfr_writers", m->outputs.jfr },    { "jit", m->jit },
-		{ "thread_histories", m->threads },
+		{ "thread_histories", m->threads },  { "stage_attribution", m->stages },
 		{ "address_names", m->address_names }, { "elf_symbols", m->elf_symbols },
 		{ "kernel_symbols", m->kernel_symbols },
 		{ "retired_outputs", m->outputs.retired_index },

@@ -27,6 +27,7 @@ struct record_memory {
 	size_t jit;                  /* JVMs' JIT code stores and their names */
 	size_t jit_names;            /* the names, of jit */
 	size_t threads;              /* JVMs' thread histories and their names */
+	size_t stages;               /* executors' stage counters and thread states */
 	size_t address_names;        /* each process's addresses named so far */
 	size_t elf_symbols, kernel_symbols;
 };

@@ -523,6 +523,7 @@ static int add_process_memory(struct process *p, void *ctx)
 	m->jit += p->java ? java_process_jit_memory(p->java, &names) : 0;
 	m->jit_names += names;
 	m->threads += p->java ? java_process_thread_memory(p->java) : 0;
+	m->stages += p->executor ? executor_stages_memory(p->executor) : 0;
 	m->address_names += p->symbolizer ? proc_symbolizer_memory(p->symbolizer) : 0;
 	return 0;
 }
@@ -549,11 +550,11 @@ static void log_memory(struct recorder *rec, uint64_t now)
 	rec->last_memory_log_ns = now;
 	measure_memory(rec, &m);
 	sp_debug("memory: RSS %llu KiB; heap %zu KiB in use, %zu KiB free in it, %zu KiB mapped; "
-		 "stacks %zu, counts %zu, JFR %zu, JIT %zu (names %zu), threads %zu, addresses %zu, ELF %zu, kernel %zu KiB; "
+		 "stacks %zu, counts %zu, JFR %zu, JIT %zu (names %zu), threads %zu, stages %zu, addresses %zu, ELF %zu, kernel %zu KiB; "
 		 "%zu outputs, %zu parked, %zu KiB finding them",
 		 (unsigned long long)m.rss_kib, mi.uordblks >> 10, mi.fordblks >> 10,
 		 mi.hblkhd >> 10, m.outputs.stacks >> 10, m.outputs.counts >> 10,
-		 m.outputs.jfr >> 10, m.jit >> 10, m.jit_names >> 10, m.threads >> 10, m.address_names >> 10, m.elf_symbols >> 10,
+		 m.outputs.jfr >> 10, m.jit >> 10, m.jit_names >> 10, m.threads >> 10, m.stages >> 10, m.address_names >> 10, m.elf_symbols >> 10,
 		 m.kernel_symbols >> 10, m.outputs.outputs, m.outputs.parked,
 		 m.outputs.retired_index >> 10);
 }

@@ -103,6 +103,11 @@ enum attribution_mode executor_attribution_mode(const struct executor *e)
 	return e->mode;
 }
 
+size_t executor_stages_memory(const struct executor *e)
+{
+	return e->attribution ? stage_attribution_memory(e->attribution) : 0;
+}
+
 const struct stage_stats *executor_stage_stats(const struct executor *e, size_t *n)
 {
 	*n = 0;

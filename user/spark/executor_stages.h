@@ -46,6 +46,8 @@ enum attribution_mode executor_attribution_mode(const struct executor *e);
 const struct stage_stats *executor_stage_stats(const struct executor *e, size_t *n);
 uint64_t executor_tid_only_tasks(const struct executor *e);
 uint64_t executor_late_thread_events(const struct executor *e);
+/* Heap bytes of its stage attribution (0 when not selected). */
+size_t executor_stages_memory(const struct executor *e);
 
 /* What the helper said about one of the executor's threads, in time order. */
 enum thread_event { THREAD_EVENT_NAME, THREAD_EVENT_IDLE, THREAD_EVENT_BUSY, THREAD_EVENT_EXIT };

@@ -409,6 +409,24 @@ const struct stage_stats *stage_attribution_stats(const struct stage_attribution
 	return sa->stats;
 }
 
+static int add_history_memory(const char *key, void *value, void *ctx)
+{
+	const struct thread_history *h = value;
+
+	(void)key;
+	*(size_t *)ctx += sizeof(*h) + (h ? h->cap * sizeof(*h->states) : 0);
+	return 0;
+}
+
+size_t stage_attribution_memory(const struct stage_attribution *sa)
+{
+	size_t n = sizeof(*sa) + sa->stats_cap * sizeof(*sa->stats) +
+		   strmap_memory(sa->stats_index) + strmap_memory(sa->threads);
+
+	strmap_foreach(sa->threads, add_history_memory, &n);
+	return n;
+}
+
 uint64_t stage_attribution_tid_only_tasks(const struct stage_attribution *sa)
 {
 	return sa->tid_only_tasks;

@@ -104,6 +104,9 @@ const struct stage_stats *stage_attribution_stats(const struct stage_attribution
  * unknown, so they appear in no stage's tasks_seen. */
 uint64_t stage_attribution_tid_only_tasks(const struct stage_attribution *sa);
 
+/* Heap bytes it holds: per-stage counters and threads' recent states. */
+size_t stage_attribution_memory(const struct stage_attribution *sa);
+
 /* Thread events that came after the epoch boundary they belong to was
  * already decided (see stage_epoch.h). */
 uint64_t stage_attribution_late_events(const struct stage_attribution *sa);

@@ -303,6 +303,9 @@ const struct binary *binary_cache_get(struct binary_cache *bc, pid_t pid,
 		elf_symbols_free(es);
 		return NULL;
 	}
+	if (es)
+		sp_debug("pid %d: %s: %zu KiB of symbols", (int)pid, m->path,
+			 elf_symbols_memory(es) >> 10);
 	b = new_binary(bc, basename_of(m->path), es);
 	if (!b)
 		return NULL;
