@@ -35,7 +35,11 @@ struct stage_attribution {
 	enum attribution_mode mode;
 	struct stage_epoch *epoch;
 	struct strmap *threads;       /* pid_t -> struct thread_history */
-	struct strmap *stats_index;   /* stage_key -> index + 1 in stats */
+	/* stats by stage key: open addressing over indexes + 1 into stats
+	 * (0 empty), at most half full.  4 bytes a slot, the key read from
+	 * stats: an application runs thousands of stages an hour. */
+	uint32_t *stats_index;
+	size_t index_size;            /* a power of two, or 0 */
 	struct stage_stats *stats;
 	size_t nstats, stats_cap;
 	uint64_t tid_only_tasks;
@@ -84,8 +88,7 @@ struct stage_attribution *stage_attribution_new(enum attribution_mode mode,
 	sa->mode = mode;
 	sa->epoch = stage_epoch_new(start_ns, epoch_interval_ns);
 	sa->threads = strmap_new();
-	sa->stats_index = strmap_new();
-	if (!sa->epoch || !sa->threads || !sa->stats_index) {
+	if (!sa->epoch || !sa->threads) {
 		int err = errno ? errno : ENOMEM;
 
 		stage_attribution_free(sa);
@@ -111,37 +114,69 @@ void stage_attribution_free(struct stage_attribution *sa)
 	stage_epoch_free(sa->epoch);
 	if (sa->threads)
 		strmap_free(sa->threads, free_history);
-	if (sa->stats_index)
-		strmap_free(sa->stats_index, NULL);
+	free(sa->stats_index);
 	free(sa->stats);
 	free(sa);
+}
+
+static size_t key_slot(struct stage_key k, size_t size)
+{
+	uint64_t h = ((uint64_t)(uint32_t)k.stage << 32 | (uint32_t)k.attempt) *
+		     0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h >> 32) & (size - 1);
+}
+
+/* The slot holding key's stats, or the empty slot where they would go. */
+static uint32_t *find_stats(const struct stage_attribution *sa, struct stage_key k)
+{
+	size_t j = key_slot(k, sa->index_size);
+
+	while (sa->stats_index[j] && !stage_key_eq(sa->stats[sa->stats_index[j] - 1].stage, k))
+		j = (j + 1) & (sa->index_size - 1);
+	return &sa->stats_index[j];
+}
+
+static int grow_index(struct stage_attribution *sa)
+{
+	size_t size = sa->index_size ? sa->index_size * 2 : 64;
+	uint32_t *index = calloc(size, sizeof(*index));
+
+	if (!index)
+		return -ENOMEM;
+	free(sa->stats_index);
+	sa->stats_index = index;
+	sa->index_size = size;
+	for (size_t i = 0; i < sa->nstats; i++)
+		*find_stats(sa, sa->stats[i].stage) = (uint32_t)(i + 1);
+	return 0;
 }
 
 /* Stats entry of a stage key (created on first use); NULL on ENOMEM. */
 static struct stage_stats *stats_for(struct stage_attribution *sa, struct stage_key key)
 {
 	struct stage_key k = stage_key_is_none(key) ? stage_key_none() : key;
-	void **slot;
-	int inserted;
+	uint32_t *slot;
 
-	slot = strmap_slot(sa->stats_index, (const char *)&k, sizeof(k), &inserted);
-	if (!slot)
+	if (sa->index_size) {
+		slot = find_stats(sa, k);
+		if (*slot)
+			return &sa->stats[*slot - 1];
+	}
+	if (sa->nstats >= UINT32_MAX - 1 ||
+	    ((sa->nstats + 1) * 2 > sa->index_size && grow_index(sa)))
 		return NULL;
-	if (!inserted && *slot)
-		return &sa->stats[(uintptr_t)*slot - 1];
 	if (sa->nstats == sa->stats_cap) {
 		size_t cap = sa->stats_cap ? sa->stats_cap * 2 : 16;
 		struct stage_stats *s = realloc(sa->stats, cap * sizeof(*s));
 
-		if (!s) {
-			*slot = NULL; /* NULL: created again on the next use */
+		if (!s)
 			return NULL;
-		}
 		sa->stats = s;
 		sa->stats_cap = cap;
 	}
 	sa->stats[sa->nstats] = (struct stage_stats){ .stage = k };
-	*slot = (void *)(uintptr_t)(++sa->nstats);
+	*find_stats(sa, k) = (uint32_t)(++sa->nstats);
 	return &sa->stats[sa->nstats - 1];
 }
 
@@ -421,7 +456,7 @@ static int add_history_memory(const char *key, void *value, void *ctx)
 size_t stage_attribution_memory(const struct stage_attribution *sa)
 {
 	size_t n = sizeof(*sa) + sa->stats_cap * sizeof(*sa->stats) +
-		   strmap_memory(sa->stats_index) + strmap_memory(sa->threads);
+		   sa->index_size * sizeof(*sa->stats_index) + strmap_memory(sa->threads);
 
 	strmap_foreach(sa->threads, add_history_memory, &n);
 	return n;
