@@ -191,7 +191,8 @@ static void load_inline(void *ctx, uint64_t id, uint32_t offset, uint32_t length
 		if (!nl)
 			break;
 		if (buf[done] == 'J' &&
-		    !helper_log_parse_line(log->names, log->thread_names, buf + done, nl - (buf + done), &rec) &&
+		    !helper_log_parse_line(log->names, log->thread_names, buf + done,
+					   nl - (buf + done), &rec) &&
 		    rec.kind == HELPER_RECORD_INLINE_NUMBERS && rec.inl_numbers.id == id &&
 		    !add_numbered_inline(log, &rec))
 			kept++;
@@ -290,10 +291,12 @@ size_t jvm_helper_log_feed(struct jvm_helper_log *log, const char *buf, size_t l
 			 * methods' deferred inlined frames now lie. */
 			log->stats.restated++;
 			if (buf[done] == 'J' && log->fd >= 0 &&
-			    !helper_log_parse_line(log->names, log->thread_names, buf + done, linelen, &rec) &&
+			    !helper_log_parse_line(log->names, log->thread_names, buf + done, linelen,
+						   &rec) &&
 			    rec.kind == HELPER_RECORD_INLINE_NUMBERS)
 				defer_inline(log, rec.inl_numbers.id, linelen);
-		} else if (helper_log_parse_line(log->names, log->thread_names, buf + done, linelen, &rec) < 0 ||
+		} else if (helper_log_parse_line(log->names, log->thread_names, buf + done, linelen,
+						 &rec) < 0 ||
 			   file_record(log, &rec, linelen) < 0) {
 			log->stats.malformed++;
 		}

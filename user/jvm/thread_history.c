@@ -63,25 +63,41 @@ static const struct thread_hist *find(const struct thread_history *th, pid_t tid
 	return h && h->tid ? h : NULL;
 }
 
+/* Moves the threads into a table of cap slots; threads without events
+ * (ended and forgotten, or never given one) are left out.  0 or -ENOMEM
+ * (the table unchanged). */
+static int rehash(struct thread_history *th, size_t cap)
+{
+	struct thread_hist *n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	for (size_t i = 0; i < th->capthreads; i++) {
+		struct thread_hist *h = &th->threads[i];
+
+		if (!h->tid)
+			continue;
+		if (!h->n) {
+			free(h->v);
+			th->nthreads--;
+			continue;
+		}
+		size_t j = slot_of(h->tid, cap);
+		while (n[j].tid)
+			j = (j + 1) & (cap - 1);
+		n[j] = *h;
+	}
+	free(th->threads);
+	th->threads = n;
+	th->capthreads = cap;
+	return 0;
+}
+
 static struct thread_hist *find_or_add(struct thread_history *th, pid_t tid)
 {
-	if (th->nthreads * 2 >= th->capthreads) {
-		size_t cap = th->capthreads ? th->capthreads * 2 : 256;
-		struct thread_hist *n = calloc(cap, sizeof(*n));
-		if (!n)
-			return NULL;
-		for (size_t i = 0; i < th->capthreads; i++) {
-			if (!th->threads[i].tid)
-				continue;
-			size_t j = slot_of(th->threads[i].tid, cap);
-			while (n[j].tid)
-				j = (j + 1) & (cap - 1);
-			n[j] = th->threads[i];
-		}
-		free(th->threads);
-		th->threads = n;
-		th->capthreads = cap;
-	}
+	if (th->nthreads * 2 >= th->capthreads &&
+	    rehash(th, th->capthreads ? th->capthreads * 2 : 256))
+		return NULL;
 	struct thread_hist *h = find_slot(th, tid);
 	if (!h->tid) {
 		h->tid = tid;
@@ -204,27 +220,7 @@ size_t thread_history_forget(struct thread_history *th, uint64_t ts)
 	size_t cap = 256;
 	while ((th->nthreads - empty) * 2 >= cap)
 		cap *= 2;
-	struct thread_hist *n = calloc(cap, sizeof(*n));
-	if (!n)
-		return dropped;
-	for (size_t i = 0; i < th->capthreads; i++) {
-		struct thread_hist *h = &th->threads[i];
-
-		if (!h->tid)
-			continue;
-		if (!h->n) {
-			free(h->v);
-			continue;
-		}
-		size_t j = slot_of(h->tid, cap);
-		while (n[j].tid)
-			j = (j + 1) & (cap - 1);
-		n[j] = *h;
-	}
-	free(th->threads);
-	th->threads = n;
-	th->capthreads = cap;
-	th->nthreads -= empty;
+	rehash(th, cap);
 	return dropped;
 }
 
