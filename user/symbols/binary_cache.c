@@ -303,7 +303,8 @@ const struct binary *binary_cache_get(struct binary_cache *bc, pid_t pid,
 		elf_symbols_free(es);
 		return NULL;
 	}
-	if (es)
+	/* Sizing walks every symbol: only when the line is printed. */
+	if (es && sp_log_get_level() >= SP_LOG_DEBUG)
 		sp_debug("pid %d: %s: %zu KiB of symbols", (int)pid, m->path,
 			 elf_symbols_memory(es) >> 10);
 	b = new_binary(bc, basename_of(m->path), es);
