@@ -38,11 +38,12 @@ def sim_classpath(build_dir):
     return spark_sim.compile_sim(build_dir)
 
 
-def record_sim(out_dir, tmp_path, classpath, agent_path, java_home, *record_args, scale=1.0):
+def record_sim(out_dir, tmp_path, classpath, agent_path, java_home, *record_args, scale=1.0,
+               linger_ms=0):
     truth_path = tmp_path / f"truth-{os.path.basename(out_dir)}.json"
     cmd = spark_sim.sim_command(classpath, truth_path, java=os.path.join(java_home, "bin", "java"),
                                 jvm_args=[f"-agentpath:{agent_path}", "-XX:+PreserveFramePointer"],
-                                scale=scale)
+                                scale=scale, linger_ms=linger_ms)
     record(out_dir, "-F", "199", *record_args, "--", *cmd, timeout=600)
     truth = spark_sim.load_truth(truth_path)
     remove_helper_files([truth["pid"]])
@@ -87,6 +88,33 @@ def test_sim_executor_thread_mode(tmp_path, sim_classpath, agent_path, jdks, new
     background = sum(spark_sim_count(os.path.join(exec_dir(out), f), "SimBackground.spin")
                      for f in os.listdir(exec_dir(out)) if spark_sim.stage_file_key(f) is not False)
     assert background > 0
+
+
+def test_sim_executor_stages_leave_memory(tmp_path, sim_classpath, agent_path, jdks):
+    """Stages untouched for 60 s leave memory (the stage archive, a temporary
+    file) and come back for summary.json: the executor lingers 75 s after its
+    stages, and every stage attempt is still listed once, with its true task
+    count, in stage order."""
+    out = tmp_path / "archive"
+    truth = record_sim(out, tmp_path, sim_classpath, agent_path, jdks[17], scale=0.5,
+                       linger_ms=75000)
+    summary = read_summary(out)
+    stages = [(s["stage"], s["attempt"]) for s in truth["stages"]]
+    # the background threads keep the last epoch stage touched; the rest left
+    assert summary["memory"]["archived_stages"] >= len(stages) - 1, summary["memory"]
+    ex = [e for e in summary["executors"] if e["executor_id"] == "1"]
+    assert len(ex) == 1, summary["executors"]
+    listed = [(s["stage"], s["attempt"]) for s in ex[0]["stages"] if s["stage"] is not None]
+    assert listed == sorted(set(listed)), listed
+    assert set(listed) == set(stages)
+    tasks = {(s["stage"], s["attempt"]): s["tasks"] for s in truth["stages"]}
+    by_stage = {(s["stage"], s["attempt"]): s for s in ex[0]["stages"] if s["stage"] is not None}
+    for key, n in tasks.items():
+        assert by_stage[key]["tasks_seen"] == n, (key, by_stage[key])
+        assert by_stage[key]["samples_by_attribution"]["thread-name"] > 0, by_stage[key]
+        assert by_stage[key]["first_s"] <= by_stage[key]["last_s"], by_stage[key]
+    # nothing of the archive is left in the output folder
+    assert not [f for f in os.listdir(out) if f.startswith(".") or f.endswith(".tmp")]
 
 
 def spark_sim_count(path, frame_suffix):

@@ -58,6 +58,28 @@ static const struct stage_stats *stats(struct stage_attribution *sa, int s, int 
 	return NULL;
 }
 
+/* A keeper of taken stages, as the recorder's stage archive is. */
+struct kept {
+	struct stage_stats all[4096];
+	size_t n;
+	int fail;        /* -errno: refuse them */
+	size_t calls;
+};
+
+static int keep_stages(void *ctx, const struct stage_stats *st, size_t n)
+{
+	struct kept *k = ctx;
+
+	k->calls++;
+	if (k->fail)
+		return k->fail;
+	if (k->n + n > sizeof(k->all) / sizeof(k->all[0]))
+		return -ENOSPC;
+	memcpy(k->all + k->n, st, n * sizeof(*st));
+	k->n += n;
+	return 0;
+}
+
 /* The same thread events for both modes. */
 static void feed_first_part(struct stage_attribution *sa)
 {
@@ -223,6 +245,81 @@ int main(void)
 		CHECK(seen == 8000 && n == 2000, "8,000 tasks seen in 2,000 stages (%llu, %zu)",
 		      (unsigned long long)seen, n);
 		CHECK(per_stage < 100, "%zu bytes a stage (the counters and a 4-byte index slot)", per_stage);
+		stage_attribution_free(sa);
+	}
+
+	/* Stages untouched for 60 s leave memory for a keeper, so that 2,000
+	 * stages hold what the last minute's do; the keeper's entries and the
+	 * ones still in memory add up to every stage's counts. */
+	sa = stage_attribution_new(ATTRIBUTION_THREAD, T0, 5 * S);
+	{
+		static struct kept k;
+		size_t at1000 = 0, peak = 0, n = 0, took = 0;
+		uint64_t seen = 0, samples = 0;
+		const struct stage_stats *live;
+		int ret2 = 0;
+
+		for (int st = 0; sa && st < 2000; st++) {
+			for (int t = 0; t < 4; t++) {
+				double at = st * 0.5 + t * 0.1;
+				pid_t tid = 200 + (st * 4 + t) % 8;
+
+				name(sa, at, tid, task_name(t, 0, st, 0, st * 4 + t));
+				sample(sa, at + 0.05, tid, NULL);
+				stage_attribution_thread_idle(sa, AT(at + 0.09), tid);
+			}
+			if (st % 20 == 19 && st * 0.5 > 60) {
+				ret2 = stage_attribution_take_idle(sa, AT(st * 0.5 - 60), keep_stages, &k);
+				if (ret2 < 0)
+					break;
+				took += (size_t)ret2;
+			}
+			if (st == 1000)
+				at1000 = stage_attribution_memory(sa);
+			if (st >= 1000 && stage_attribution_memory(sa) > peak)
+				peak = stage_attribution_memory(sa);
+		}
+		/* stage 100 runs again: a new entry, added to the kept one */
+		name(sa, 1000.5, 300, task_name(9, 0, 100, 0, 99999));
+		sample(sa, 1000.6, 300, NULL);
+		live = sa ? stage_attribution_stats(sa, &n) : NULL;
+		CHECK(ret2 >= 0 && took == k.n && k.n > 1700 && n < 200,
+		      "%zu stages taken in %zu calls, %zu left in memory", k.n, k.calls, n);
+		CHECK(peak - at1000 < 8192, "memory from stage 1,000 on: %zu bytes, at most "
+		      "%zu more (with every stage kept: about 90 KB more)", at1000, peak - at1000);
+		memcpy(k.all + k.n, live, n * sizeof(*live));
+		n = stage_stats_combine(k.all, k.n + n);
+		for (size_t i = 0; i < n; i++) {
+			seen += k.all[i].tasks_seen;
+			samples += k.all[i].samples;
+		}
+		CHECK(n == 2000 && seen == 8001 && samples == 8001,
+		      "combined: 2,000 stages, 8,001 tasks, 8,001 samples (%zu, %llu, %llu)", n,
+		      (unsigned long long)seen, (unsigned long long)samples);
+		CHECK(k.all[100].stage.stage == 100 && k.all[100].samples == 5 &&
+		      k.all[100].tasks_seen == 5 && k.all[100].last_ns == AT(1000.6) &&
+		      k.all[100].first_ns == AT(50.05),
+		      "stage 100 seen again: one entry, first and last sample from both");
+		CHECK(k.all[0].stage.stage == 0 && k.all[1999].stage.stage == 1999,
+		      "sorted by stage");
+
+		/* A keeper that fails leaves them all in memory, still found. */
+		k.fail = -EIO;
+		n = 0;
+		stage_attribution_stats(sa, &n);
+		ret2 = stage_attribution_take_idle(sa, AT(5000), keep_stages, &k);
+		CHECK(ret2 == -EIO && stage_attribution_stats(sa, &took) && took == n &&
+		      stats(sa, 1999, 0) && stats(sa, 1999, 0)->tasks_seen == 4 &&
+		      stats(sa, 100, 0) && stats(sa, 100, 0)->samples == 1,
+		      "a failing keeper: %zu stages stay, found by key", n);
+		k.fail = 0;
+		ret2 = stage_attribution_take_idle(sa, AT(5000), keep_stages, &k);
+		CHECK((size_t)ret2 == n && stage_attribution_stats(sa, &took) && took == 0 &&
+		      stats(sa, 1999, 0) == NULL,
+		      "then all taken: none left");
+		sample(sa, 5001, 300, NULL);
+		CHECK(stats(sa, 100, 0) && stats(sa, 100, 0)->samples == 1,
+		      "a stage seen after all left starts afresh");
 		stage_attribution_free(sa);
 	}
 

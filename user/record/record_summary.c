@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include "output/profile_outputs.h"
 #include "record/process_table.h"
 #include "record/record_summary.h"
+#include "record/stage_archive.h"
 #include "jvm/java_process.h"
 #include "record/executor_outputs.h"
 #include "spark/executor_stages.h"
@@ -183,6 +185,7 @@ static void write_stage(struct json_writer *w, const struct stage_stats *st, uin
 /* One entry of the "executors" array: a selected executor. */
 struct executors_ctx {
 	struct json_writer *w;
+	struct stage_archive *archive;
 	uint64_t start_ns;
 };
 
@@ -191,13 +194,21 @@ static int write_executor(struct process *p, void *ctx)
 	struct executors_ctx *sc = ctx;
 	struct json_writer *w = sc->w;
 	bool helper = p->java && java_process_has_helper(p->java);
-	const struct stage_stats *stats;
-	size_t nstats;
+	const struct stage_stats *live, *stats;
+	struct stage_stats *all = NULL;
+	size_t nlive, nstats = 0, unreadable = 0;
 	uint64_t total = 0;
 
 	if (!p->executor || !executor_selected(p->executor))
 		return 0;
-	stats = executor_stage_stats(p->executor, &nstats);
+	stats = live = executor_stage_stats(p->executor, &nlive);
+	if (stage_archive_get(sc->archive, p->executor, live, nlive, &all, &nstats, &unreadable)) {
+		sp_err("summary: out of memory reading back the stages of executor %d: "
+		       "only those in memory are listed", (int)p->pid);
+		nstats = nlive;
+	} else {
+		stats = all;
+	}
 	for (size_t i = 0; i < nstats; i++)
 		total += stats[i].samples;
 	json_begin_object(w);
@@ -215,12 +226,18 @@ static int write_executor(struct process *p, void *ctx)
 	json_uint(w, executor_tid_only_tasks(p->executor));
 	json_key(w, "late_thread_events");
 	json_uint(w, executor_late_thread_events(p->executor));
+	if (unreadable) {
+		/* Their counters were lost reading them back: said, not hidden. */
+		json_key(w, "stages_unreadable");
+		json_uint(w, unreadable);
+	}
 	json_key(w, "stages");
 	json_begin_array(w);
 	for (size_t i = 0; i < nstats; i++)
 		write_stage(w, &stats[i], total, sc->start_ns);
 	json_end_array(w);
 	json_end_object(w);
+	free(all);
 	return 0;
 }
 
@@ -315,6 +332,8 @@ static void write_memory(struct json_writer *w, const struct record_memory *m)
 	json_uint(w, m->outputs.parked);
 	json_key(w, "stack_epochs");
 	json_uint(w, m->outputs.epochs);
+	json_key(w, "archived_stages");
+	json_uint(w, m->archived_stages);
 	json_end_object(w);
 }
 
@@ -441,7 +460,7 @@ int record_summary_write(const struct record_summary_input *in)
 	json_key(&w, "executors");
 	json_begin_array(&w);
 	process_table_foreach(in->processes, write_executor,
-			      &(struct executors_ctx){ &w, in->start_monotonic_ns });
+			      &(struct executors_ctx){ &w, in->stage_archive, in->start_monotonic_ns });
 	json_end_array(&w);
 	/* Files that could not be written, and why (a full disk, say): the
 	 * run is then incomplete, and says so here and in its exit status. */

@@ -17,6 +17,7 @@
 
 struct process_table;
 struct profile_outputs;
+struct stage_archive;
 
 /* What the recorder's memory went to when sampling stopped, before the
  * outputs were written: heap bytes by owner, and the resident total
@@ -28,6 +29,7 @@ struct record_memory {
 	size_t jit_names;            /* the names, of jit */
 	size_t threads;              /* JVMs' thread histories and their names */
 	size_t stages;               /* executors' stage counters and thread states */
+	size_t archived_stages;      /* stage counters moved out of memory (stage_archive.h) */
 	size_t address_names;        /* each process's addresses named so far */
 	size_t elf_symbols, kernel_symbols;
 };
@@ -44,6 +46,7 @@ struct record_summary_input {
 	int index_error;                /* -errno when index.html could not be written */
 	struct process_table *processes;
 	struct profile_outputs *outputs;
+	struct stage_archive *stage_archive; /* executors' stages out of memory */
 	const struct stack_resolver_stats *resolver_stats;
 	const struct record_memory *memory;
 };

@@ -19,6 +19,7 @@
 #include "output/profile_outputs.h"
 #include "proc/proc_status.h"
 #include "record/executor_outputs.h"
+#include "record/stage_archive.h"
 #include "record/process_table.h"
 #include "record/record_summary.h"
 #include "record/recorder.h"
@@ -41,6 +42,10 @@
  * processes in an hour, and each holds its maps and address tables. */
 #define EXIT_SWEEP_NS (2000 * NSEC_PER_MSEC)
 #define MEMORY_LOG_NS (60000 * NSEC_PER_MSEC)
+/* A stage untouched this long (no sample, no task seen) leaves memory for
+ * the stage archive, looked for this often. */
+#define STAGE_IDLE_NS (60000 * NSEC_PER_MSEC)
+#define STAGE_SWEEP_NS (10000 * NSEC_PER_MSEC)
 /* A process first seen in its first milliseconds may not have mapped its
  * libraries yet, and one that lives half a second is gone before its
  * samples are named: in its first second in the table, its maps are read
@@ -72,6 +77,7 @@ struct recorder {
 	uint64_t outputs_generation;        /* the outputs' when node_output was got */
 	struct executor_stages *executors;
 	struct executor_outputs *executor_outputs;
+	struct stage_archive *stage_archive;  /* executors' idle stages, out of memory */
 	struct pending_record *head, *tail;
 	struct fifo_arena *pending;         /* where head..tail live */
 	struct frame *frames;
@@ -79,6 +85,7 @@ struct recorder {
 	struct ring_use ring;         /* bytes 0 until set */
 	uint64_t last_helper_poll_ns;
 	uint64_t last_exit_sweep_ns;
+	uint64_t last_stage_sweep_ns;
 	uint64_t last_memory_log_ns;   /* -v: what the memory holds, every minute */
 	char host[256];
 	char frequency_text[16];
@@ -141,6 +148,10 @@ struct recorder *recorder_new(const struct recorder_config *cfg)
 	rec->executors = executor_stages_new(&executors);
 	if (!rec->executors)
 		goto fail;
+	if (!(rec->stage_archive = stage_archive_new(cfg->output_dir))) {
+		sp_err("out of memory setting up the recording");
+		goto fail;
+	}
 	snprintf(rec->frequency_text, sizeof(rec->frequency_text), "%u", o->frequency_hz);
 	if (gethostname(rec->host, sizeof(rec->host) - 1))
 		strcpy(rec->host, "unknown");
@@ -192,6 +203,7 @@ void recorder_free(struct recorder *rec)
 		process_table_free(rec->processes, release_process, NULL);
 	executor_outputs_free(rec->executor_outputs);
 	executor_stages_free(rec->executors);
+	stage_archive_free(rec->stage_archive);
 	profile_outputs_free(rec->outputs);
 	stack_resolver_free(rec->resolver);
 	free(rec->frames);
@@ -515,6 +527,40 @@ static void sweep_exited(struct recorder *rec, uint64_t now)
 	process_table_settle(rec->processes);
 }
 
+struct archive_ctx {
+	struct stage_archive *archive;
+	const struct executor *executor;
+	uint64_t before_ns;
+};
+
+static int archive_stages(void *ctx, const struct stage_stats *stats, size_t n)
+{
+	const struct archive_ctx *ac = ctx;
+
+	return stage_archive_put(ac->archive, ac->executor, stats, n);
+}
+
+static int archive_idle_stages(struct process *p, void *ctx)
+{
+	struct archive_ctx ac = *(const struct archive_ctx *)ctx;
+
+	if (p->executor) {
+		ac.executor = p->executor;
+		/* A failure leaves the stages in memory (stage_archive.h). */
+		(void)executor_take_idle_stages(p->executor, ac.before_ns, archive_stages, &ac);
+	}
+	return 0;
+}
+
+static void sweep_stages(struct recorder *rec, uint64_t now)
+{
+	struct archive_ctx ac = { rec->stage_archive, NULL, now - STAGE_IDLE_NS };
+
+	rec->last_stage_sweep_ns = now;
+	if (now > STAGE_IDLE_NS)
+		process_table_foreach(rec->processes, archive_idle_stages, &ac);
+}
+
 static int add_process_memory(struct process *p, void *ctx)
 {
 	struct record_memory *m = ctx;
@@ -538,6 +584,7 @@ static void measure_memory(const struct recorder *rec, struct record_memory *m)
 	profile_outputs_memory(rec->outputs, &m->outputs);
 	process_table_foreach(rec->processes, add_process_memory, m);
 	m->elf_symbols = stack_resolver_memory(rec->resolver, &m->kernel_symbols);
+	m->stages += stage_archive_memory(rec->stage_archive, &m->archived_stages);
 }
 
 /* With -v, what the memory holds every minute: how a long recording's
@@ -552,13 +599,13 @@ static void log_memory(struct recorder *rec, uint64_t now)
 	sp_debug("memory: RSS %llu KiB; heap %zu KiB in use, %zu KiB free in it, %zu KiB mapped; "
 		 "stacks %zu, counts %zu, JFR %zu, JIT %zu (names %zu), threads %zu, stages %zu, "
 		 "addresses %zu, ELF %zu, kernel %zu KiB; "
-		 "%zu outputs, %zu parked, %zu KiB finding them",
+		 "%zu outputs, %zu parked, %zu KiB finding them; %zu stages archived",
 		 (unsigned long long)m.rss_kib, mi.uordblks >> 10, mi.fordblks >> 10,
 		 mi.hblkhd >> 10, m.outputs.stacks >> 10, m.outputs.counts >> 10,
 		 m.outputs.jfr >> 10, m.jit >> 10, m.jit_names >> 10, m.threads >> 10,
 		 m.stages >> 10, m.address_names >> 10, m.elf_symbols >> 10,
 		 m.kernel_symbols >> 10, m.outputs.outputs, m.outputs.parked,
-		 m.outputs.retired_index >> 10);
+		 m.outputs.retired_index >> 10, m.archived_stages);
 }
 
 void recorder_drain(struct recorder *rec, uint64_t now, bool flush_all)
@@ -590,6 +637,8 @@ void recorder_drain(struct recorder *rec, uint64_t now, bool flush_all)
 	}
 	if (!flush_all && now - rec->last_exit_sweep_ns >= EXIT_SWEEP_NS)
 		sweep_exited(rec, now);
+	if (!flush_all && now - rec->last_stage_sweep_ns >= STAGE_SWEEP_NS)
+		sweep_stages(rec, now);
 	if (!flush_all && now - rec->last_memory_log_ns >= MEMORY_LOG_NS &&
 	    sp_log_get_level() >= SP_LOG_DEBUG)
 		log_memory(rec, now);
@@ -629,6 +678,7 @@ int recorder_finish(struct recorder *rec, const uint64_t counters[SP_CNT_MAX],
 		.outputs = rec->outputs,
 		.resolver_stats = stack_resolver_get_stats(rec->resolver),
 		.memory = &memory,
+		.stage_archive = rec->stage_archive,
 	};
 	int err, err2;
 

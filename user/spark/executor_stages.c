@@ -114,6 +114,14 @@ const struct stage_stats *executor_stage_stats(const struct executor *e, size_t 
 	return e->attribution ? stage_attribution_stats(e->attribution, n) : NULL;
 }
 
+int executor_take_idle_stages(struct executor *e, uint64_t before_ns,
+			      int (*keep)(void *ctx, const struct stage_stats *stats, size_t n),
+			      void *ctx)
+{
+	return e->attribution ? stage_attribution_take_idle(e->attribution, before_ns, keep, ctx)
+			      : 0;
+}
+
 uint64_t executor_tid_only_tasks(const struct executor *e)
 {
 	return e->attribution ? stage_attribution_tid_only_tasks(e->attribution) : 0;

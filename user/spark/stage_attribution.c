@@ -137,9 +137,16 @@ static uint32_t *find_stats(const struct stage_attribution *sa, struct stage_key
 	return &sa->stats_index[j];
 }
 
-static int grow_index(struct stage_attribution *sa)
+static void index_all(struct stage_attribution *sa)
 {
-	size_t size = sa->index_size ? sa->index_size * 2 : 64;
+	for (size_t i = 0; i < sa->nstats; i++)
+		*find_stats(sa, sa->stats[i].stage) = (uint32_t)(i + 1);
+}
+
+/* Indexes the stats afresh in size slots (a power of two, at least twice
+ * nstats). */
+static int reindex(struct stage_attribution *sa, size_t size)
+{
 	uint32_t *index = calloc(size, sizeof(*index));
 
 	if (!index)
@@ -147,13 +154,17 @@ static int grow_index(struct stage_attribution *sa)
 	free(sa->stats_index);
 	sa->stats_index = index;
 	sa->index_size = size;
-	for (size_t i = 0; i < sa->nstats; i++)
-		*find_stats(sa, sa->stats[i].stage) = (uint32_t)(i + 1);
+	index_all(sa);
 	return 0;
 }
 
+static int grow_index(struct stage_attribution *sa)
+{
+	return reindex(sa, sa->index_size ? sa->index_size * 2 : 64);
+}
+
 /* Stats entry of a stage key (created on first use); NULL on ENOMEM. */
-static struct stage_stats *stats_for(struct stage_attribution *sa, struct stage_key key)
+static struct stage_stats *stats_entry(struct stage_attribution *sa, struct stage_key key)
 {
 	struct stage_key k = stage_key_is_none(key) ? stage_key_none() : key;
 	uint32_t *slot;
@@ -178,6 +189,18 @@ static struct stage_stats *stats_for(struct stage_attribution *sa, struct stage_
 	sa->stats[sa->nstats] = (struct stage_stats){ .stage = k };
 	*find_stats(sa, k) = (uint32_t)(++sa->nstats);
 	return &sa->stats[sa->nstats - 1];
+}
+
+/* Stats entry of a stage key (created on first use), touched at ts; NULL
+ * on ENOMEM. */
+static struct stage_stats *stats_for(struct stage_attribution *sa, struct stage_key key,
+				     uint64_t ts)
+{
+	struct stage_stats *s = stats_entry(sa, key);
+
+	if (s && ts > s->touched_ns)
+		s->touched_ns = ts;
+	return s;
 }
 
 static struct thread_history *history_of(struct stage_attribution *sa, pid_t tid, bool create)
@@ -269,7 +292,7 @@ static void count_task_seen(struct stage_attribution *sa, struct thread_history 
 	if (stage_key_is_none(st->stage)) {
 		sa->tid_only_tasks++;
 	} else {
-		struct stage_stats *s = stats_for(sa, st->stage);
+		struct stage_stats *s = stats_for(sa, st->stage, st->ts);
 
 		if (s)
 			s->tasks_seen++;
@@ -415,7 +438,7 @@ void stage_attribution_sample(struct stage_attribution *sa, uint64_t ts, pid_t t
 	struct stage_stats *s;
 
 	attribute(sa, ts, tid, name, len, out);
-	s = stats_for(sa, out->stage);
+	s = stats_for(sa, out->stage, ts);
 	if (s) {
 		s->samples++;
 		s->samples_by[out->how]++;
@@ -430,7 +453,7 @@ void stage_attribution_off_cpu(struct stage_attribution *sa, uint64_t ts, pid_t 
 	struct stage_stats *s;
 
 	attribute(sa, ts, tid, name, len, out);
-	s = stats_for(sa, out->stage);
+	s = stats_for(sa, out->stage, ts);
 	if (s) {
 		s->off_cpu_ns += off_cpu_ns;
 		seen_at(s, ts);
@@ -442,6 +465,91 @@ const struct stage_stats *stage_attribution_stats(const struct stage_attribution
 {
 	*count = sa->nstats;
 	return sa->stats;
+}
+
+int stage_attribution_take_idle(struct stage_attribution *sa, uint64_t before_ns,
+				int (*keep)(void *ctx, const struct stage_stats *stats, size_t n),
+				void *ctx)
+{
+	size_t kept = 0, n = sa->nstats, size;
+	int ret;
+
+	/* The idle entries to the end; the index is rebuilt either way. */
+	for (size_t i = 0; i < n; i++) {
+		if (sa->stats[i].touched_ns < before_ns)
+			continue;
+		if (i != kept) {
+			struct stage_stats t = sa->stats[kept];
+
+			sa->stats[kept] = sa->stats[i];
+			sa->stats[i] = t;
+		}
+		kept++;
+	}
+	if (kept == n)
+		return 0;
+	ret = keep(ctx, sa->stats + kept, n - kept);
+	if (!ret) {
+		sa->nstats = kept;
+		if (sa->stats_cap > 16 && kept < sa->stats_cap / 4) {
+			size_t cap = kept * 2 > 16 ? kept * 2 : 16;
+			struct stage_stats *s = realloc(sa->stats, cap * sizeof(*s));
+
+			if (s) {
+				sa->stats = s;
+				sa->stats_cap = cap;
+			}
+		}
+	}
+	for (size = 64; size < sa->nstats * 2; size *= 2)
+		;
+	if (size >= sa->index_size || reindex(sa, size)) {
+		/* Fewer entries fit the index there is. */
+		memset(sa->stats_index, 0, sa->index_size * sizeof(*sa->stats_index));
+		index_all(sa);
+	}
+	return ret ? ret : (int)(n - kept > INT32_MAX ? INT32_MAX : n - kept);
+}
+
+void stage_stats_merge(struct stage_stats *into, const struct stage_stats *from)
+{
+	into->samples += from->samples;
+	for (int m = 0; m < ATTRIBUTION_METHOD_MAX; m++)
+		into->samples_by[m] += from->samples_by[m];
+	into->tasks_seen += from->tasks_seen;
+	into->off_cpu_ns += from->off_cpu_ns;
+	if (from->first_ns && (!into->first_ns || from->first_ns < into->first_ns))
+		into->first_ns = from->first_ns;
+	if (from->last_ns > into->last_ns)
+		into->last_ns = from->last_ns;
+	if (from->touched_ns > into->touched_ns)
+		into->touched_ns = from->touched_ns;
+}
+
+static int cmp_stage(const void *a, const void *b)
+{
+	const struct stage_key *x = &((const struct stage_stats *)a)->stage;
+	const struct stage_key *y = &((const struct stage_stats *)b)->stage;
+
+	if (x->stage != y->stage)
+		return x->stage < y->stage ? -1 : 1;
+	return x->attempt < y->attempt ? -1 : x->attempt > y->attempt;
+}
+
+size_t stage_stats_combine(struct stage_stats *stats, size_t n)
+{
+	size_t out = 0;
+
+	if (!n)
+		return 0;
+	qsort(stats, n, sizeof(*stats), cmp_stage);
+	for (size_t i = 1; i < n; i++) {
+		if (stage_key_eq(stats[i].stage, stats[out].stage))
+			stage_stats_merge(&stats[out], &stats[i]);
+		else
+			stats[++out] = stats[i];
+	}
+	return out + 1;
 }
 
 static int add_history_memory(const char *key, void *value, void *ctx)

@@ -54,7 +54,7 @@ struct stage_attribution_result {
 	enum attribution_method how;
 };
 
-/* Per stage attempt (and one entry for no-stage) in first-seen order. */
+/* Per stage attempt (and one entry for no-stage). */
 struct stage_stats {
 	struct stage_key stage;
 	uint64_t samples;
@@ -62,6 +62,7 @@ struct stage_stats {
 	uint64_t tasks_seen;        /* distinct Spark TIDs named with this stage */
 	uint64_t off_cpu_ns;        /* off-CPU time attributed here (--wall/--off-cpu) */
 	uint64_t first_ns, last_ns; /* times of the first and last sample here (0: none) */
+	uint64_t touched_ns;        /* its last sample or task seen: when it may leave memory */
 };
 
 struct stage_attribution;
@@ -95,10 +96,27 @@ void stage_attribution_off_cpu(struct stage_attribution *sa, uint64_t ts, pid_t 
 			       const char *name, size_t len, uint64_t off_cpu_ns,
 			       struct stage_attribution_result *out);
 
-/* Per-stage counters; the array stays valid until the next call that feeds
- * the tracker. */
+/* Per-stage counters in memory, in no order; the array stays valid until
+ * the next call that feeds the tracker or takes stages. */
 const struct stage_stats *stage_attribution_stats(const struct stage_attribution *sa,
 						  size_t *count);
+
+/* Takes the counters of stages untouched (no sample, no task seen) since
+ * before_ns out of memory: keep gets them (n > 0) to keep elsewhere; when
+ * it fails (non-zero) they stay.  An application that runs stage after
+ * stage for hours (streaming micro-batches) would otherwise grow the
+ * tracker with every stage.  A stage seen again starts a new entry, which
+ * the keeper adds to the old one (stage_stats_combine).  Returns how many
+ * left, or keep's error. */
+int stage_attribution_take_idle(struct stage_attribution *sa, uint64_t before_ns,
+				int (*keep)(void *ctx, const struct stage_stats *stats, size_t n),
+				void *ctx);
+
+/* Adds from's counts to into's (the same stage). */
+void stage_stats_merge(struct stage_stats *into, const struct stage_stats *from);
+/* Sorts n entries by stage and attempt (no-stage first), merging entries of
+ * one stage; returns how many are left. */
+size_t stage_stats_combine(struct stage_stats *stats, size_t n);
 
 /* Distinct TIDs seen with TID-only (Spark 2.2-3.0) names: their stage is
  * unknown, so they appear in no stage's tasks_seen. */
