@@ -198,6 +198,12 @@ size_t java_process_thread_memory(const struct java_process *jp)
 	return jp->helper ? jvm_helper_log_thread_memory(jp->helper) : 0;
 }
 
+void java_process_debug_memory(const struct java_process *jp)
+{
+	if (jp->helper)
+		jvm_helper_log_debug_memory(jp->helper);
+}
+
 size_t java_process_jit_memory(const struct java_process *jp, size_t *names)
 {
 	if (names)

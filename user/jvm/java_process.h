@@ -69,6 +69,8 @@ int java_process_thread_idle(struct java_process *jp, pid_t ns_tid, uint64_t ts)
 size_t java_process_jit_memory(const struct java_process *jp, size_t *names);
 /* Heap bytes of its threads' names and marks (0 without the helper). */
 size_t java_process_thread_memory(const struct java_process *jp);
+/* With -v: where its helper data's memory goes (nothing without it). */
+void java_process_debug_memory(const struct java_process *jp);
 
 /* What the BPF walker needs to walk this JVM's stacks (docs/stack-walker.md);
  * false when its vmStructs could not be read (plain frame-pointer walks). */

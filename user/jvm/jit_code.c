@@ -304,6 +304,18 @@ size_t jit_code_memory(const struct jit_code *jc)
 	       inline_memory(jc);
 }
 
+void jit_code_usage(const struct jit_code *jc, struct jit_code_usage *u)
+{
+	u->blobs = jc->nblobs;
+	u->ended = jc->nended;
+	u->ranges = jc->ninl;
+	u->chains = jc->chains.count;
+	u->blob_bytes = jc->capblobs * sizeof(*jc->blobs) + jc->caplive * sizeof(*jc->live);
+	u->index_bytes = jc->capindex *
+			 (sizeof(*jc->by_start) + sizeof(*jc->starts) + sizeof(*jc->max_end));
+	u->inline_bytes = inline_memory(jc);
+}
+
 /* Whether blob b of jc stays: live, ended at or after ts, or the newest
  * (whose id the next blob must exceed, and whose I and J records may follow). */
 static int keeps(const struct jit_code *jc, const struct code_blob *b, uint64_t ts)

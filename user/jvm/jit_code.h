@@ -103,6 +103,15 @@ size_t jit_code_blobs(const struct jit_code *jc, size_t *ended);
 /* Heap bytes the store holds (not the names: the caller's). */
 size_t jit_code_memory(const struct jit_code *jc);
 
+/* The same by part, for -v: where a JIT store's memory goes. */
+struct jit_code_usage {
+	size_t blobs, ended, ranges, chains;  /* how many */
+	size_t blob_bytes;                    /* blobs and the live list */
+	size_t index_bytes;                   /* the address index */
+	size_t inline_bytes;                  /* inlined ranges and their chains */
+};
+void jit_code_usage(const struct jit_code *jc, struct jit_code_usage *u);
+
 /* Whether any blob ever added covers addr. */
 int jit_code_covers(struct jit_code *jc, uint64_t addr);
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/grow_array.h"
+#include "base/log.h"
 #include "base/string_pool.h"
 #include "jvm/helper_log_parser.h"
 #include "jvm/jit_code.h"
@@ -600,6 +601,19 @@ size_t jvm_helper_log_jit_memory(const struct jvm_helper_log *log, size_t *names
 	if (names)
 		*names = n;
 	return jit_code_memory(log->code) + n;
+}
+
+void jvm_helper_log_debug_memory(const struct jvm_helper_log *log)
+{
+	struct jit_code_usage u;
+
+	jit_code_usage(log->code, &u);
+	sp_debug("memory: JVM %d: %zu blobs (%zu ended) %zu KiB, index %zu KiB, %zu inlined "
+		 "ranges in %zu chains %zu KiB, names %zu KiB (numbers %zu KiB), threads %zu KiB",
+		 (int)log->pid, u.blobs, u.ended, u.blob_bytes >> 10, u.index_bytes >> 10,
+		 u.ranges, u.chains, u.inline_bytes >> 10, string_pool_memory(log->names) >> 10,
+		 (log->capnumbered * sizeof(*log->numbered)) >> 10,
+		 jvm_helper_log_thread_memory(log) >> 10);
 }
 
 size_t jvm_helper_log_thread_memory(const struct jvm_helper_log *log)

@@ -154,5 +154,7 @@ const struct jvm_helper_log_stats *jvm_helper_log_get_stats(const struct jvm_hel
 size_t jvm_helper_log_jit_memory(const struct jvm_helper_log *log, size_t *names);
 /* Heap bytes of the thread history and its names. */
 size_t jvm_helper_log_thread_memory(const struct jvm_helper_log *log);
+/* With -v: one line of where its memory goes, part by part. */
+void jvm_helper_log_debug_memory(const struct jvm_helper_log *log);
 
 #endif

@@ -587,6 +587,14 @@ static void measure_memory(const struct recorder *rec, struct record_memory *m)
 	m->stages += stage_archive_memory(rec->stage_archive, &m->archived_stages);
 }
 
+static int debug_jvm_memory(struct process *p, void *ctx)
+{
+	(void)ctx;
+	if (p->java && !p->released)
+		java_process_debug_memory(p->java);
+	return 0;
+}
+
 /* With -v, what the memory holds every minute: how a long recording's
  * memory moves, owner by owner (summary.json has it only at the end). */
 static void log_memory(struct recorder *rec, uint64_t now)
@@ -606,6 +614,7 @@ static void log_memory(struct recorder *rec, uint64_t now)
 		 m.stages >> 10, m.address_names >> 10, m.elf_symbols >> 10,
 		 m.kernel_symbols >> 10, m.outputs.outputs, m.outputs.parked,
 		 m.outputs.retired_index >> 10, m.archived_stages);
+	process_table_foreach_active(rec->processes, debug_jvm_memory, NULL);
 }
 
 void recorder_drain(struct recorder *rec, uint64_t now, bool flush_all)
