@@ -127,8 +127,53 @@ static void test_index_merges_answer_as_one_build(void)
 	jit_code_free(once);
 }
 
+/* Deep chains that share their outer frames, as a large compiled
+ * method's ranges do: each frame is stored once, however many chains hold
+ * it, and a lookup that has room for fewer frames keeps the outermost. */
+#define DEEP_RANGES 400
+static void test_deep_chains_share_frames(void)
+{
+	static const char *const outer[8] = { "O.a", "O.b", "O.c", "O.d", "O.e", "O.f", "O.g", "O.h" };
+	static char leaf[50][16], mid[7][16];
+	struct jit_code *jc = jit_code_new();
+	struct jit_code_usage u;
+	struct frame f[16];
+	int ok = 1, n;
+
+	if (!jc || jit_code_add(jc, 1, 10, 1, BASE, DEEP_RANGES * 0x10, "Big.run")) {
+		CHECK(0, "store made");
+		jit_code_free(jc);
+		return;
+	}
+	for (int i = 0; i < 50; i++)
+		snprintf(leaf[i], sizeof(leaf[i]), "Leaf%d.x", i);
+	for (int i = 0; i < 7; i++)
+		snprintf(mid[i], sizeof(mid[i]), "Mid%d.y", i);
+	for (unsigned r = 0; r < DEEP_RANGES; r++) {
+		const char *chain[10] = { leaf[r % 50], mid[r % 7] };
+
+		memcpy(chain + 2, outer, sizeof(outer));
+		ok &= jit_code_add_inline(jc, 1, BASE + r * 0x10, BASE + r * 0x10 + 0x10, chain, 10) == 0;
+	}
+	jit_code_usage(jc, &u);
+	/* 350 distinct chains of 10 frames: 28 KB of names as arrays; as a
+	 * tree 365 frames, ranges and the index about 16 KB. */
+	CHECK(ok && u.ranges == DEEP_RANGES && u.inline_bytes < 20 * 1024,
+	      "%zu ranges of depth 10 hold %zu bytes of inlined frames", u.ranges, u.inline_bytes);
+	n = jit_code_resolve(jc, BASE + 123 * 0x10 + 3, 100, f, 16);
+	CHECK(n == 11 && !strcmp(f[0].name, leaf[123 % 50]) && !strcmp(f[1].name, mid[123 % 7]) &&
+	      !strcmp(f[2].name, "O.a") && !strcmp(f[9].name, "O.h") && f[9].type == FRAME_INLINED &&
+	      !strcmp(f[10].name, "Big.run") && f[10].type == FRAME_JIT,
+	      "a range names its 10 inlined frames innermost first, then the method (%d)", n);
+	n = jit_code_resolve(jc, BASE + 123 * 0x10 + 3, 100, f, 4);
+	CHECK(n == 4 && !strcmp(f[0].name, "O.f") && !strcmp(f[2].name, "O.h") &&
+	      !strcmp(f[3].name, "Big.run"), "room for 4: the 3 outermost inlined frames and the method");
+	jit_code_free(jc);
+}
+
 int main(void)
 {
+	test_deep_chains_share_frames();
 	test_index_merges_answer_as_one_build();
 
 	struct jit_code *jc = jit_code_new();

@@ -31,23 +31,23 @@ struct code_blob {
  * of ranges: 12 bytes each. */
 struct inline_range {
 	uint32_t start, end;
-	uint32_t chain;        /* into chains.chains */
+	uint32_t chain;        /* its innermost frame's node in chains */
 };
 
-struct chain {
-	uint32_t names_first;  /* into chains.names, innermost first */
-	uint32_t depth;
-};
-
-/* Chains of inlined frames, each stored once: a compiled method's ranges
- * and the methods that inline the same callees repeat the same chains.
- * Found by an open-addressing index of chain numbers + 1 (0: empty), at
- * most half full. */
+/* Chains of inlined frames as a tree of frames: a node is a method
+ * inlined into its parent node's (the root's parent is the compiled
+ * method), so a chain is its innermost node.  The ranges of one compiled
+ * method differ in their innermost frames and share the outer ones, and
+ * methods that inline the same callees share whole chains: each frame
+ * costs 12 bytes once, not 8 bytes in every chain that holds it (an
+ * executor's chains took 2 MB as arrays of names).  Nodes are found by
+ * (parent, name) through an open-addressing index of node numbers + 1
+ * (0: empty), at most half full.  A parent's number is below its
+ * children's. */
 struct chain_store {
-	const char **names;
-	size_t nnames, capnames;
-	struct chain *chains;
-	size_t count, capchains;
+	const char **names;          /* by node */
+	uint32_t *parents;           /* by node: parent + 1, 0 at the root */
+	size_t count, capnames, capparents;
 	uint32_t *index;
 	size_t capindex;             /* a power of two */
 };
@@ -92,20 +92,18 @@ void jit_code_free(struct jit_code *jc)
 	free(jc->max_end);
 	free(jc->inl);
 	free(jc->chains.names);
-	free(jc->chains.chains);
+	free(jc->chains.parents);
 	free(jc->chains.index);
 	free(jc);
 }
 
 /* ---- chains of inlined frames ---- */
 
-static uint64_t chain_hash(const char *const *names, uint32_t depth)
+static size_t node_slot_start(uint32_t parent, const char *name, size_t cap)
 {
-	uint64_t h = depth;
+	uint64_t h = ((uint64_t)parent << 32 ^ (uintptr_t)name) * 0x9e3779b97f4a7c15ull;
 
-	for (uint32_t i = 0; i < depth; i++)
-		h = (h ^ (uintptr_t)names[i]) * 0x9e3779b97f4a7c15ull;
-	return h ^ (h >> 31);
+	return (size_t)(h ^ (h >> 31)) & (cap - 1);
 }
 
 static int chain_grow_index(struct chain_store *cs)
@@ -116,10 +114,9 @@ static int chain_grow_index(struct chain_store *cs)
 	if (!idx)
 		return -ENOMEM;
 	for (size_t c = 0; c < cs->count; c++) {
-		const struct chain *ch = &cs->chains[c];
 		size_t j;
 
-		for (j = chain_hash(&cs->names[ch->names_first], ch->depth) & (cap - 1); idx[j];
+		for (j = node_slot_start(cs->parents[c], cs->names[c], cap); idx[j];
 		     j = (j + 1) & (cap - 1))
 			;
 		idx[j] = (uint32_t)c + 1;
@@ -130,53 +127,52 @@ static int chain_grow_index(struct chain_store *cs)
 	return 0;
 }
 
-/* The index slot of chain names[0..depth), or of the empty slot where it
- * would go; cs->index must have room. */
-static size_t chain_slot(const struct chain_store *cs, const char *const *names, uint32_t depth)
-{
-	size_t j;
-
-	for (j = chain_hash(names, depth) & (cs->capindex - 1); cs->index[j];
-	     j = (j + 1) & (cs->capindex - 1)) {
-		const struct chain *ch = &cs->chains[cs->index[j] - 1];
-
-		if (ch->depth == depth &&
-		    !memcmp(&cs->names[ch->names_first], names, depth * sizeof(*names)))
-			break;
-	}
-	return j;
-}
-
-/* The number of chain names[0..depth) in cs, stored if new.  0 or
- * -ENOMEM. */
-static int chain_intern(struct chain_store *cs, const char *const *names, uint32_t depth,
-			uint32_t *chain)
+/* The node for name inlined under parent (a node + 1, 0: the root), stored
+ * if new.  0 or -ENOMEM. */
+static int node_intern(struct chain_store *cs, uint32_t parent, const char *name, uint32_t *node)
 {
 	size_t j;
 
 	if ((cs->count + 1) * 2 > cs->capindex && chain_grow_index(cs))
 		return -ENOMEM;
-	j = chain_slot(cs, names, depth);
-	if (cs->index[j]) {
-		*chain = cs->index[j] - 1;
-		return 0;
+	for (j = node_slot_start(parent, name, cs->capindex); cs->index[j];
+	     j = (j + 1) & (cs->capindex - 1)) {
+		uint32_t c = cs->index[j] - 1;
+
+		if (cs->parents[c] == parent && cs->names[c] == name) {
+			*node = c;
+			return 0;
+		}
 	}
-	if (cs->nnames + depth > UINT32_MAX || cs->count + 1 >= UINT32_MAX ||
-	    grow_array((void **)&cs->names, &cs->capnames, cs->nnames + depth, sizeof(*cs->names)) ||
-	    grow_array((void **)&cs->chains, &cs->capchains, cs->count + 1, sizeof(*cs->chains)))
+	if (cs->count + 1 >= UINT32_MAX ||
+	    grow_array((void **)&cs->names, &cs->capnames, cs->count + 1, sizeof(*cs->names)) ||
+	    grow_array((void **)&cs->parents, &cs->capparents, cs->count + 1, sizeof(*cs->parents)))
 		return -ENOMEM;
-	memcpy(&cs->names[cs->nnames], names, depth * sizeof(*names));
-	cs->chains[cs->count] = (struct chain){ (uint32_t)cs->nnames, depth };
-	*chain = (uint32_t)cs->count;
+	cs->names[cs->count] = name;
+	cs->parents[cs->count] = parent;
+	*node = (uint32_t)cs->count;
 	cs->index[j] = (uint32_t)++cs->count;
-	cs->nnames += depth;
+	return 0;
+}
+
+/* The innermost node of chain names[0..depth) (innermost first), its
+ * frames stored if new.  0 or -ENOMEM. */
+static int chain_intern(struct chain_store *cs, const char *const *names, uint32_t depth,
+			uint32_t *chain)
+{
+	uint32_t parent = 0, node = 0;
+
+	for (uint32_t i = depth; i-- > 0; parent = node + 1)
+		if (node_intern(cs, parent, names[i], &node))
+			return -ENOMEM;
+	*chain = node;
 	return 0;
 }
 
 static void chain_store_free(struct chain_store *cs)
 {
 	free(cs->names);
-	free(cs->chains);
+	free(cs->parents);
 	free(cs->index);
 	memset(cs, 0, sizeof(*cs));
 }
@@ -292,8 +288,9 @@ size_t jit_code_blobs(const struct jit_code *jc, size_t *ended)
 /* The inlined frames' part: ranges and their chains. */
 static size_t inline_memory(const struct jit_code *jc)
 {
-	return jc->capinl * sizeof(*jc->inl) + jc->chains.capnames * sizeof(*jc->chains.names) +
-	       jc->chains.capchains * sizeof(*jc->chains.chains) +
+	return jc->capinl * sizeof(*jc->inl) +
+	       jc->chains.capnames * sizeof(*jc->chains.names) +
+	       jc->chains.capparents * sizeof(*jc->chains.parents) +
 	       jc->chains.capindex * sizeof(*jc->chains.index);
 }
 
@@ -329,6 +326,51 @@ static uint32_t loaded_ranges(const struct code_blob *b)
 	return b->deferred ? 0 : b->ranges.count;
 }
 
+/* The chains of the ranges kept, into a new store (parents are numbered
+ * below their children there too), and the ranges with them into inl.
+ * 0 or -ENOMEM (kept freed). */
+static int copy_chains(const struct jit_code *jc, uint64_t ts, int drop_ended,
+		       struct chain_store *kept, struct inline_range *inl)
+{
+	const struct chain_store *cs = &jc->chains;
+	uint32_t *moved = calloc(cs->count ? cs->count : 1, sizeof(*moved)); /* new node + 1 */
+	size_t ninl = 0;
+	int err = moved ? 0 : -ENOMEM;
+
+	/* Mark the nodes the kept ranges need ... */
+	for (size_t i = 0; !err && i < jc->nblobs; i++) {
+		const struct code_blob *b = &jc->blobs[i];
+
+		for (size_t k = 0; (!drop_ended || keeps(jc, b, ts)) && k < loaded_ranges(b); k++)
+			for (uint32_t c = jc->inl[b->ranges.first + k].chain + 1; c && !moved[c - 1];
+			     c = cs->parents[c - 1])
+				moved[c - 1] = UINT32_MAX;
+	}
+	/* ... and copy them, parents first. */
+	for (size_t c = 0; !err && c < cs->count; c++) {
+		uint32_t node, parent = cs->parents[c];
+
+		if (moved[c] != UINT32_MAX)
+			continue;
+		err = node_intern(kept, parent ? moved[parent - 1] : 0, cs->names[c], &node);
+		moved[c] = node + 1;
+	}
+	for (size_t i = 0; !err && i < jc->nblobs; i++) {
+		const struct code_blob *b = &jc->blobs[i];
+
+		for (size_t k = 0; (!drop_ended || keeps(jc, b, ts)) && k < loaded_ranges(b); k++) {
+			struct inline_range r = jc->inl[b->ranges.first + k];
+
+			r.chain = moved[r.chain] - 1;
+			inl[ninl++] = r;
+		}
+	}
+	free(moved);
+	if (err)
+		chain_store_free(kept);
+	return err;
+}
+
 /* Drops the blobs that do not keep (all keep when drop_ended is 0) and the
  * ranges of deferred blobs, into new arrays: out of memory, nothing has
  * changed and -ENOMEM.  (Ranges loaded late lie after newer blobs' ranges,
@@ -349,23 +391,10 @@ static int compact(struct jit_code *jc, uint64_t ts, int drop_ended, size_t *dro
 		free(new_index);
 		return -ENOMEM;
 	}
-	ninl = 0;
-	for (size_t i = 0; i < jc->nblobs; i++) {
-		const struct code_blob *b = &jc->blobs[i];
-
-		for (size_t k = 0; (!drop_ended || keeps(jc, b, ts)) && k < loaded_ranges(b); k++) {
-			struct inline_range r = jc->inl[b->ranges.first + k];
-			const struct chain *ch = &jc->chains.chains[r.chain];
-
-			if (chain_intern(&kept, &jc->chains.names[ch->names_first], ch->depth,
-					 &r.chain)) {
-				chain_store_free(&kept);
-				free(inl);
-				free(new_index);
-				return -ENOMEM;
-			}
-			inl[ninl++] = r;
-		}
+	if (ninl && copy_chains(jc, ts, drop_ended, &kept, inl)) {
+		free(inl);
+		free(new_index);
+		return -ENOMEM;
 	}
 	/* From here nothing fails.  The kept ranges lie in blob order. */
 	ninl = 0;
@@ -706,12 +735,16 @@ int jit_code_resolve(struct jit_code *jc, uint64_t addr, uint64_t ts, struct fra
 		return 1;
 	}
 	const struct inline_range *in = inline_at(jc, b, addr);
-	const struct chain *ch = in ? &jc->chains.chains[in->chain] : NULL;
-	int depth = ch ? (int)ch->depth : 0;
+	const uint32_t *parents = jc->chains.parents;
+	int depth = 0, n = 0;
+	for (uint32_t c = in ? in->chain + 1 : 0; c; c = parents[c - 1])
+		depth++;
 	int skip = depth + 1 > max ? depth + 1 - max : 0;   /* drop innermost first */
-	int n = 0;
-	for (int i = skip; i < depth; i++)
-		out[n++] = (struct frame){ jc->chains.names[ch->names_first + i], FRAME_INLINED };
+	for (uint32_t c = in ? in->chain + 1 : 0; c; c = parents[c - 1])
+		if (skip)
+			skip--;
+		else
+			out[n++] = (struct frame){ jc->chains.names[c - 1], FRAME_INLINED };
 	out[n++] = (struct frame){ b->name, FRAME_JIT };
 	return n;
 }
