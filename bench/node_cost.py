@@ -931,9 +931,10 @@ def report(mode, m, res):
             L += ["", "What the memory held when sampling stopped (summary.json `memory`, "
                   "heap MB): " + ", ".join(f"{k} {v / 1e6:.1f}" for k, v in mem.items()
                                            if k not in ("rss_kib", "outputs", "parked_outputs",
-                                                        "stack_epochs"))
+                                                        "stack_epochs", "archived_stages"))
                   + f"; RSS {mem['rss_kib'] / 1024:.0f} MiB; {mem['outputs']} outputs, "
                   f"{mem['parked_outputs']} parked; "
+                  f"{mem.get('archived_stages', 0):,} stages' counters archived; "
                   f"{mem.get('stack_epochs', 0)} epochs of the stack table; outputs "
                   f"reopened by a late sample after their files were written: "
                   f"{so.get('reopened', '-')}."]
