@@ -40,7 +40,8 @@ struct inline_range {
  * method differ in their innermost frames and share the outer ones, and
  * methods that inline the same callees share whole chains: each frame
  * costs 12 bytes once, not 8 bytes in every chain that holds it (an
- * executor's chains took 2 MB as arrays of names).  Nodes are found by
+ * executor's chains took about 1.1 MB as arrays of names after 10
+ * minutes of the soak, 0.6 MB as a tree).  Nodes are found by
  * (parent, name) through an open-addressing index of node numbers + 1
  * (0: empty), at most half full.  A parent's number is below its
  * children's. */
