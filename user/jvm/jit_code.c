@@ -307,7 +307,7 @@ void jit_code_usage(const struct jit_code *jc, struct jit_code_usage *u)
 	u->blobs = jc->nblobs;
 	u->ended = jc->nended;
 	u->ranges = jc->ninl;
-	u->chains = jc->chains.count;
+	u->frames = jc->chains.count;
 	u->blob_bytes = jc->capblobs * sizeof(*jc->blobs) + jc->caplive * sizeof(*jc->live);
 	u->index_bytes = jc->capindex *
 			 (sizeof(*jc->by_start) + sizeof(*jc->starts) + sizeof(*jc->max_end));
@@ -354,6 +354,8 @@ static int copy_chains(const struct jit_code *jc, uint64_t ts, int drop_ended,
 		if (moved[c] != UINT32_MAX)
 			continue;
 		err = node_intern(kept, parent ? moved[parent - 1] : 0, cs->names[c], &node);
+		if (err)
+			break;
 		moved[c] = node + 1;
 	}
 	for (size_t i = 0; !err && i < jc->nblobs; i++) {

@@ -105,7 +105,8 @@ size_t jit_code_memory(const struct jit_code *jc);
 
 /* The same by part, for -v: where a JIT store's memory goes. */
 struct jit_code_usage {
-	size_t blobs, ended, ranges, chains;  /* how many */
+	size_t blobs, ended, ranges;          /* how many */
+	size_t frames;                        /* nodes of the inlined frames' tree */
 	size_t blob_bytes;                    /* blobs and the live list */
 	size_t index_bytes;                   /* the address index */
 	size_t inline_bytes;                  /* inlined ranges and their chains */

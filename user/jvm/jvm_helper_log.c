@@ -609,9 +609,9 @@ void jvm_helper_log_debug_memory(const struct jvm_helper_log *log)
 
 	jit_code_usage(log->code, &u);
 	sp_debug("memory: JVM %d: %zu blobs (%zu ended) %zu KiB, index %zu KiB, %zu inlined "
-		 "ranges in %zu chains %zu KiB, names %zu KiB (numbers %zu KiB), threads %zu KiB",
+		 "ranges of %zu frames %zu KiB, names %zu KiB (numbers %zu KiB), threads %zu KiB",
 		 (int)log->pid, u.blobs, u.ended, u.blob_bytes >> 10, u.index_bytes >> 10,
-		 u.ranges, u.chains, u.inline_bytes >> 10, string_pool_memory(log->names) >> 10,
+		 u.ranges, u.frames, u.inline_bytes >> 10, string_pool_memory(log->names) >> 10,
 		 (log->capnumbered * sizeof(*log->numbered)) >> 10,
 		 jvm_helper_log_thread_memory(log) >> 10);
 }

@@ -205,7 +205,7 @@ static int write_executor(struct process *p, void *ctx)
 	if (stage_archive_get(sc->archive, p->executor, live, nlive, &all, &nstats, &unreadable)) {
 		sp_err("summary: out of memory reading back the stages of executor %d: "
 		       "only those in memory are listed", (int)p->pid);
-		nstats = nlive;
+		nstats = nlive;   /* unreadable: the filed ones, said in the JSON */
 	} else {
 		stats = all;
 	}

@@ -70,8 +70,11 @@ int stage_archive_put(struct stage_archive *a, const void *owner, const struct s
 	if (!n)
 		return 0;
 	b = batches_of(a, owner, true);
-	if (!b || grow_array((void **)&b->refs, &b->cap, b->n + 1, sizeof(*b->refs)))
+	if (!b || grow_array((void **)&b->refs, &b->cap, b->n + 1, sizeof(*b->refs))) {
+		sp_err("stage archive: out of memory: stages stay in memory");
+		a->failed = true;
 		return -ENOMEM;
+	}
 	err = count_spill_put_bytes(a->spill, stats, n * sizeof(*stats), &ref);
 	if (err) {
 		/* count_spill said why; what is in memory stays there. */
@@ -94,8 +97,10 @@ int stage_archive_get(struct stage_archive *a, const void *owner, const struct s
 	*n = *unreadable = 0;
 	if (!total)
 		return 0;
-	if (!(all = malloc(total * sizeof(*all))))
+	if (!(all = malloc(total * sizeof(*all)))) {
+		*unreadable = b ? b->stages : 0;
 		return -ENOMEM;
+	}
 	if (n_live)
 		memcpy(all, live, n_live * sizeof(*all));
 	for (size_t i = 0; b && i < b->n; i++) {

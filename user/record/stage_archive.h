@@ -23,7 +23,8 @@ struct stage_archive *stage_archive_new(const char *dir);
 void stage_archive_free(struct stage_archive *a);
 
 /* Files n stages' counters under owner (an executor).  0, or -errno after
- * an sp_err line (the first failure only: then -ENOSPC, quietly). */
+ * an sp_err line (the first failure only: then -ENOSPC, quietly; the
+ * caller keeps them). */
 int stage_archive_put(struct stage_archive *a, const void *owner, const struct stage_stats *stats,
 		      size_t n);
 
@@ -31,7 +32,7 @@ int stage_archive_put(struct stage_archive *a, const void *owner, const struct s
  * entry a stage (stage_stats_combine), in *out (malloc'd; NULL when none).
  * *unreadable counts filed stages that could not be read back (an sp_err
  * line each batch): they are missing from *out.  a may be NULL (none
- * filed).  0 or -ENOMEM. */
+ * filed).  0, or -ENOMEM with *unreadable the stages filed. */
 int stage_archive_get(struct stage_archive *a, const void *owner, const struct stage_stats *live,
 		      size_t n_live, struct stage_stats **out, size_t *n, size_t *unreadable);
 
