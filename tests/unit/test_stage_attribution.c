@@ -254,7 +254,7 @@ int main(void)
 	sa = stage_attribution_new(ATTRIBUTION_THREAD, T0, 5 * S);
 	{
 		static struct kept k;
-		size_t at1000 = 0, peak = 0, n = 0, took = 0;
+		size_t at1000 = 0, peak = 0, n = 0, took = 0, took2;
 		uint64_t seen = 0, samples = 0;
 		const struct stage_stats *live;
 		int ret2 = 0;
@@ -279,6 +279,13 @@ int main(void)
 			if (st >= 1000 && stage_attribution_memory(sa) > peak)
 				peak = stage_attribution_memory(sa);
 		}
+		/* A stage that stayed is found through the rebuilt index: one more
+		 * task on it counts there, no new entry. */
+		live = sa ? stage_attribution_stats(sa, &n) : NULL;
+		took2 = n;
+		name(sa, 1000.2, 301, task_name(8, 0, 1990, 0, 99998));
+		CHECK(stage_attribution_stats(sa, &n) && n == took2 && stats(sa, 1990, 0) &&
+		      stats(sa, 1990, 0)->tasks_seen == 5, "a stage left in memory counts one more task");
 		/* stage 100 runs again: a new entry, added to the kept one */
 		name(sa, 1000.5, 300, task_name(9, 0, 100, 0, 99999));
 		sample(sa, 1000.6, 300, NULL);
@@ -293,8 +300,8 @@ int main(void)
 			seen += k.all[i].tasks_seen;
 			samples += k.all[i].samples;
 		}
-		CHECK(n == 2000 && seen == 8001 && samples == 8001,
-		      "combined: 2,000 stages, 8,001 tasks, 8,001 samples (%zu, %llu, %llu)", n,
+		CHECK(n == 2000 && seen == 8002 && samples == 8001,
+		      "combined: 2,000 stages, 8,002 tasks, 8,001 samples (%zu, %llu, %llu)", n,
 		      (unsigned long long)seen, (unsigned long long)samples);
 		CHECK(k.all[100].stage.stage == 100 && k.all[100].samples == 5 &&
 		      k.all[100].tasks_seen == 5 && k.all[100].last_ns == AT(1000.6) &&
@@ -303,15 +310,19 @@ int main(void)
 		CHECK(k.all[0].stage.stage == 0 && k.all[1999].stage.stage == 1999,
 		      "sorted by stage");
 
-		/* A keeper that fails leaves them all in memory, still found. */
+		/* A keeper that fails leaves them all in memory (moved about
+		 * for the take: half are idle), still found through the index. */
 		k.fail = -EIO;
 		n = 0;
 		stage_attribution_stats(sa, &n);
-		ret2 = stage_attribution_take_idle(sa, AT(5000), keep_stages, &k);
+		ret2 = stage_attribution_take_idle(sa, AT(990), keep_stages, &k);
+		name(sa, 1000.7, 302, task_name(7, 0, 1950, 0, 99997));
+		name(sa, 1000.8, 303, task_name(7, 0, 1995, 0, 99996));
 		CHECK(ret2 == -EIO && stage_attribution_stats(sa, &took) && took == n &&
-		      stats(sa, 1999, 0) && stats(sa, 1999, 0)->tasks_seen == 4 &&
+		      stats(sa, 1950, 0) && stats(sa, 1950, 0)->tasks_seen == 5 &&
+		      stats(sa, 1995, 0) && stats(sa, 1995, 0)->tasks_seen == 5 &&
 		      stats(sa, 100, 0) && stats(sa, 100, 0)->samples == 1,
-		      "a failing keeper: %zu stages stay, found by key", n);
+		      "a failing keeper: %zu stages stay, and count where they are", n);
 		k.fail = 0;
 		ret2 = stage_attribution_take_idle(sa, AT(5000), keep_stages, &k);
 		CHECK((size_t)ret2 == n && stage_attribution_stats(sa, &took) && took == 0 &&
@@ -320,6 +331,39 @@ int main(void)
 		sample(sa, 5001, 300, NULL);
 		CHECK(stats(sa, 100, 0) && stats(sa, 100, 0)->samples == 1,
 		      "a stage seen after all left starts afresh");
+		stage_attribution_free(sa);
+	}
+
+	/* A pool that ends its threads and starts new ones: each ended
+	 * thread's history goes at the next forget 120 s on, and a thread that
+	 * has not ended keeps the state in force (idle with a stale name: the
+	 * epoch rule; running a long task: its stage). */
+	sa = stage_attribution_new(ATTRIBUTION_THREAD, T0, 5 * S);
+	if (sa) {
+		size_t full, forgotten;
+
+		for (int t = 0; t < 200; t++) {
+			for (int k = 0; k < 60; k++) {
+				double at = t * 0.5 + k * 0.005;
+
+				name(sa, at, 1000 + t, task_name(k, 0, 7, 0, t * 60 + k));
+				stage_attribution_thread_idle(sa, AT(at + 0.002), 1000 + t);
+			}
+			stage_attribution_thread_exit(sa, AT(t * 0.5 + 0.4), 1000 + t);
+		}
+		name(sa, 1, 50, task_name(0, 0, 8, 0, 90000));          /* idle, stale name */
+		stage_attribution_thread_idle(sa, AT(2), 50);
+		name(sa, 1, 51, task_name(1, 0, 9, 0, 90001));          /* a long task */
+		full = stage_attribution_memory(sa);
+		forgotten = stage_attribution_forget_threads(sa, AT(100 + 120));
+		CHECK(forgotten == 200 && stage_attribution_memory(sa) < full / 10,
+		      "200 ended threads forgotten: %zu bytes, were %zu", stage_attribution_memory(sa),
+		      full);
+		r = sample(sa, 230, 50, task_name(0, 0, 8, 0, 90000));
+		CHECK(r.how == ATTRIBUTED_EPOCH, "an idle thread stays idle (the epoch rule)");
+		r = sample(sa, 230, 51, task_name(1, 0, 9, 0, 90001));
+		CHECK(is(r, 9, 0, ATTRIBUTED_THREAD_NAME), "a long task stays its stage");
+		CHECK(stage_attribution_forget_threads(sa, AT(400)) == 0, "threads alive stay");
 		stage_attribution_free(sa);
 	}
 

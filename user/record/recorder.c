@@ -43,7 +43,8 @@
 #define EXIT_SWEEP_NS (2000 * NSEC_PER_MSEC)
 #define MEMORY_LOG_NS (60000 * NSEC_PER_MSEC)
 /* A stage untouched this long (no sample, no task seen) leaves memory for
- * the stage archive, looked for this often. */
+ * the stage archive, looked for this often (when executors' threads' old
+ * states are forgotten too). */
 #define STAGE_IDLE_NS (60000 * NSEC_PER_MSEC)
 #define STAGE_SWEEP_NS (10000 * NSEC_PER_MSEC)
 /* A process first seen in its first milliseconds may not have mapped its
@@ -530,7 +531,7 @@ static void sweep_exited(struct recorder *rec, uint64_t now)
 struct archive_ctx {
 	struct stage_archive *archive;
 	const struct executor *executor;
-	uint64_t before_ns;
+	uint64_t now_ns, before_ns;
 };
 
 static int archive_stages(void *ctx, const struct stage_stats *stats, size_t n)
@@ -548,13 +549,14 @@ static int archive_idle_stages(struct process *p, void *ctx)
 		ac.executor = p->executor;
 		/* A failure leaves the stages in memory (stage_archive.h). */
 		(void)executor_take_idle_stages(p->executor, ac.before_ns, archive_stages, &ac);
+		executor_forget_threads(p->executor, ac.now_ns);
 	}
 	return 0;
 }
 
 static void sweep_stages(struct recorder *rec, uint64_t now)
 {
-	struct archive_ctx ac = { rec->stage_archive, NULL, now - STAGE_IDLE_NS };
+	struct archive_ctx ac = { rec->stage_archive, NULL, now, now - STAGE_IDLE_NS };
 
 	rec->last_stage_sweep_ns = now;
 	if (now > STAGE_IDLE_NS)

@@ -114,6 +114,11 @@ const struct stage_stats *executor_stage_stats(const struct executor *e, size_t 
 	return e->attribution ? stage_attribution_stats(e->attribution, n) : NULL;
 }
 
+size_t executor_forget_threads(struct executor *e, uint64_t now_ns)
+{
+	return e->attribution ? stage_attribution_forget_threads(e->attribution, now_ns) : 0;
+}
+
 int executor_take_idle_stages(struct executor *e, uint64_t before_ns,
 			      int (*keep)(void *ctx, const struct stage_stats *stats, size_t n),
 			      void *ctx)

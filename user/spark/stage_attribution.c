@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow_array.h"
 #include "base/strmap.h"
 #include "spark/stage_attribution.h"
 #include "spark/task_thread_name.h"
@@ -16,6 +17,7 @@ struct thread_state {
 	struct stage_key stage;       /* TASK: from the name; else none */
 	int64_t spark_tid;            /* TASK, TASK_TID */
 	bool running;                 /* a task runs on the thread */
+	bool ended;                   /* the thread ended (its tid may come back) */
 };
 
 /* Samples lag thread events by about a second; keep this much history per
@@ -242,25 +244,28 @@ static const struct thread_state *state_at(const struct thread_history *h, uint6
 	return lo ? &h->states[lo - 1] : NULL;
 }
 
+/* Drops the states before cut but the newest of them: it is in force at
+ * the cut. */
+static void drop_before(struct thread_history *h, uint64_t cut)
+{
+	size_t keep_from = 0;
+
+	while (keep_from + 1 < h->n && h->states[keep_from + 1].ts <= cut)
+		keep_from++;
+	if (keep_from) {
+		memmove(h->states, h->states + keep_from, (h->n - keep_from) * sizeof(h->states[0]));
+		h->n -= keep_from;
+	}
+}
+
 /* Appends a state (kept in ts order; an out-of-order one is clamped to the
  * last ts so the history stays sorted) and drops what is too old. */
 static int push_state(struct thread_history *h, struct thread_state st)
 {
 	if (h->n && st.ts < h->states[h->n - 1].ts)
 		st.ts = h->states[h->n - 1].ts;
-	if (h->n >= 8 && st.ts > HISTORY_NS) {
-		/* keep the newest state older than the cut: it is in force at
-		 * the cut */
-		size_t keep_from = 0;
-
-		while (keep_from + 1 < h->n && h->states[keep_from + 1].ts <= st.ts - HISTORY_NS)
-			keep_from++;
-		if (keep_from) {
-			memmove(h->states, h->states + keep_from,
-				(h->n - keep_from) * sizeof(h->states[0]));
-			h->n -= keep_from;
-		}
-	}
+	if (h->n >= 8 && st.ts > HISTORY_NS)
+		drop_before(h, st.ts - HISTORY_NS);
 	if (h->n == h->cap) {
 		size_t cap = h->cap ? h->cap * 2 : 4;
 		struct thread_state *s = realloc(h->states, cap * sizeof(*s));
@@ -384,7 +389,7 @@ int stage_attribution_thread_exit(struct stage_attribution *sa, uint64_t ts, pid
 		return 0;
 	/* The tid may be reused by a new thread: it starts with no name. */
 	next = (struct thread_state){ .ts = ts, .kind = TASK_THREAD_NONE,
-				      .stage = stage_key_none(), .spark_tid = -1 };
+				      .stage = stage_key_none(), .spark_tid = -1, .ended = true };
 	return change_state(sa, tid, next);
 }
 
@@ -465,6 +470,50 @@ const struct stage_stats *stage_attribution_stats(const struct stage_attribution
 {
 	*count = sa->nstats;
 	return sa->stats;
+}
+
+struct forget_ctx {
+	uint64_t cut;
+	pid_t *ended;
+	size_t nended, cap;
+};
+
+static int forget_history(const char *key, void *value, void *ctx)
+{
+	struct thread_history *h = value;
+	struct forget_ctx *fc = ctx;
+	pid_t tid;
+
+	if (!h || !h->n)
+		return 0;
+	drop_before(h, fc->cut);
+	if (h->n == 1 && h->states[0].ended && h->states[0].ts <= fc->cut) {
+		memcpy(&tid, key, sizeof(tid));
+		if (!grow_array((void **)&fc->ended, &fc->cap, fc->nended + 1, sizeof(*fc->ended)))
+			fc->ended[fc->nended++] = tid;
+	} else if (h->cap > 8 && h->n * 4 < h->cap) {
+		struct thread_state *s = realloc(h->states, h->n * 2 * sizeof(*s));
+
+		if (s) {
+			h->states = s;
+			h->cap = h->n * 2;
+		}
+	}
+	return 0;
+}
+
+size_t stage_attribution_forget_threads(struct stage_attribution *sa, uint64_t now_ns)
+{
+	struct forget_ctx fc = { .cut = now_ns > HISTORY_NS ? now_ns - HISTORY_NS : 0 };
+
+	if (!fc.cut)
+		return 0;
+	strmap_foreach(sa->threads, forget_history, &fc);
+	for (size_t i = 0; i < fc.nended; i++)
+		free_history(strmap_remove(sa->threads, (const char *)&fc.ended[i],
+					   sizeof(fc.ended[i])));
+	free(fc.ended);
+	return fc.nended;
 }
 
 int stage_attribution_take_idle(struct stage_attribution *sa, uint64_t before_ns,

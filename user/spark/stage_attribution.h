@@ -112,6 +112,13 @@ int stage_attribution_take_idle(struct stage_attribution *sa, uint64_t before_ns
 				int (*keep)(void *ctx, const struct stage_stats *stats, size_t n),
 				void *ctx);
 
+/* Forgets what threads did more than 120 s before now_ns (but the state
+ * then in force), and the threads that had ended by then, giving back
+ * their room: a thread's own events prune its history only as it gets
+ * more, and an executor's pools end threads and start new ones all run
+ * long.  Returns how many threads were forgotten. */
+size_t stage_attribution_forget_threads(struct stage_attribution *sa, uint64_t now_ns);
+
 /* Adds from's counts to into's (the same stage). */
 void stage_stats_merge(struct stage_stats *into, const struct stage_stats *from);
 /* Sorts n entries by stage and attempt (no-stage first), merging entries of
