@@ -1,7 +1,6 @@
 /* test_count_spill.c - blobs of bytes in the spill file, brought back
  * exactly and in any order: several in one file, one larger than a page,
  * none named in the folder. */
-#include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -10,20 +9,8 @@
 #include <unistd.h>
 
 #include "output/count_spill.h"
+#include "dir_entries.h"
 #include "tap.h"
-
-static int entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	while (d && (e = readdir(d)))
-		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-	if (d)
-		closedir(d);
-	return n;
-}
 
 int main(void)
 {
@@ -42,7 +29,7 @@ int main(void)
 	CHECK(count_spill_put_bytes(spill, small, sizeof(small), &rsmall) == 0 &&
 	      count_spill_put_bytes(spill, big, big_len, &rbig) == 0, "two blobs saved");
 	CHECK(rbig.offset == sizeof(small) && rbig.bytes == big_len, "one after the other");
-	CHECK(entries(dir) == 0, "nothing named in the folder (%d entries)", entries(dir));
+	CHECK(dir_entries(dir) == 0, "nothing named in the folder (%d entries)", dir_entries(dir));
 	CHECK(count_spill_get_bytes(spill, &rbig, &bytes) == 0 && bytes &&
 	      !memcmp(bytes, big, big_len), "the big one back first");
 	free(bytes);

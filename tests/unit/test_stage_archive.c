@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "record/stage_archive.h"
+#include "dir_entries.h"
 #include "tap.h"
 
 static struct stage_stats stage(int s, uint64_t samples, uint64_t first, uint64_t last)
@@ -15,22 +16,6 @@ static struct stage_stats stage(int s, uint64_t samples, uint64_t first, uint64_
 	return (struct stage_stats){ .stage = { s, 0 }, .samples = samples,
 				     .samples_by = { samples, 0, 0 }, .tasks_seen = 1,
 				     .first_ns = first, .last_ns = last, .touched_ns = last };
-}
-
-static size_t files_in(const char *dir)
-{
-	char cmd[512];
-	FILE *f;
-	size_t n = 0;
-	int c;
-
-	snprintf(cmd, sizeof(cmd), "ls -A %s", dir);
-	f = popen(cmd, "r");
-	while (f && (c = fgetc(f)) != EOF)
-		n += c == '\n';
-	if (f)
-		pclose(f);
-	return n;
 }
 
 int main(void)
@@ -55,7 +40,7 @@ int main(void)
 	ret = ret ? ret : stage_archive_put(a, &one, batch + 200, 100);
 	ret = ret ? ret : stage_archive_put(a, &two, batch + 7, 1);
 	CHECK(ret == 0, "three batches filed");
-	CHECK(files_in(dir) == 0, "the file has no name in the folder");
+	CHECK(dir_entries(dir) == 0, "the file has no name in the folder");
 	CHECK(stage_archive_memory(a, &n) < 2048 && n == 301,
 	      "memory: %zu bytes for %zu stages in 3 batches", stage_archive_memory(a, &n), n);
 
