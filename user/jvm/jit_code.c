@@ -295,13 +295,6 @@ static size_t inline_memory(const struct jit_code *jc)
 	       jc->chains.capindex * sizeof(*jc->chains.index);
 }
 
-size_t jit_code_memory(const struct jit_code *jc)
-{
-	return sizeof(*jc) + jc->capblobs * sizeof(*jc->blobs) + jc->caplive * sizeof(*jc->live) +
-	       jc->capindex * (sizeof(*jc->by_start) + sizeof(*jc->starts) + sizeof(*jc->max_end)) +
-	       inline_memory(jc);
-}
-
 void jit_code_usage(const struct jit_code *jc, struct jit_code_usage *u)
 {
 	u->blobs = jc->nblobs;
@@ -312,6 +305,14 @@ void jit_code_usage(const struct jit_code *jc, struct jit_code_usage *u)
 	u->index_bytes = jc->capindex *
 			 (sizeof(*jc->by_start) + sizeof(*jc->starts) + sizeof(*jc->max_end));
 	u->inline_bytes = inline_memory(jc);
+}
+
+size_t jit_code_memory(const struct jit_code *jc)
+{
+	struct jit_code_usage u;
+
+	jit_code_usage(jc, &u);
+	return sizeof(*jc) + u.blob_bytes + u.index_bytes + u.inline_bytes;
 }
 
 /* Whether blob b of jc stays: live, ended at or after ts, or the newest
