@@ -8,6 +8,7 @@
  * SPARKPROF_WRITE_SEEDS=DIR also writes the synthetic images into DIR as
  * seeds for tests/fuzz/fuzz_hotspot_structs.c.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -650,14 +651,25 @@ static void stop_jvm(struct jvm *j)
 	*j = (struct jvm){ -1, -1, -1 };
 }
 
-/* The tid of pid's thread named comm, or -1. */
+/* The tid of pid's thread named comm, or -1. Reads /proc/pid/task: on a
+ * busy machine a JVM's tids are not contiguous. */
 static pid_t find_thread(pid_t pid, const char *comm)
 {
 	char path[96], buf[64];
+	struct dirent *e;
+	pid_t found = -1;
+	DIR *d;
 
-	for (int tid = pid; tid < pid + 200; tid++) {
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while (found < 0 && (e = readdir(d))) {
+		pid_t tid = atoi(e->d_name);
 		FILE *f;
 
+		if (tid <= 0)
+			continue;
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
 		f = fopen(path, "r");
 		if (!f)
@@ -667,9 +679,10 @@ static pid_t find_thread(pid_t pid, const char *comm)
 			buf[strcspn(buf, "\n")] = '\0';
 		fclose(f);
 		if (!strcmp(buf, comm))
-			return tid;
+			found = tid;
 	}
-	return -1;
+	closedir(d);
+	return found;
 }
 
 /* Waits (at most 5 s) for traced tid to stop. */
