@@ -1157,7 +1157,14 @@ static int add_memory(const char *name, void *value, void *ctx)
 	m->parked += o->parked;
 	for (int k = 0; k < PROFILE_KINDS; k++)
 		m->counts += o->profiles[k] ? folded_profile_memory(o->profiles[k]) : 0;
-	m->jfr += o->jfr ? jfr_writer_memory(o->jfr) : 0;
+	if (o->jfr) {
+		size_t jfr = jfr_writer_memory(o->jfr);
+
+		m->jfr += jfr;
+		m->jfr_writers++;
+		if (jfr > m->jfr_largest)
+			m->jfr_largest = jfr;
+	}
 	return 0;
 }
 

@@ -126,6 +126,7 @@ struct output_memory {
 	size_t stacks;          /* the stack table all outputs share */
 	size_t counts;          /* every output's counts by stack */
 	size_t jfr;             /* open JFR writers */
+	size_t jfr_writers, jfr_largest; /* how many are open, the largest's bytes */
 	size_t outputs, parked; /* outputs, and how many are parked (most of them retired) */
 	size_t retired_index;   /* what finds those: 8 bytes and an index slot each */
 	uint64_t epochs;        /* times the stack table was started afresh */

@@ -607,12 +607,13 @@ static void log_memory(struct recorder *rec, uint64_t now)
 	rec->last_memory_log_ns = now;
 	measure_memory(rec, &m);
 	sp_debug("memory: RSS %llu KiB; heap %zu KiB in use, %zu KiB free in it, %zu KiB mapped; "
-		 "stacks %zu, counts %zu, JFR %zu, JIT %zu (names %zu), threads %zu, stages %zu, "
-		 "addresses %zu, ELF %zu, kernel %zu KiB; "
+		 "stacks %zu, counts %zu, JFR %zu (%zu writers, largest %zu), JIT %zu (names %zu), "
+		 "threads %zu, stages %zu, addresses %zu, ELF %zu, kernel %zu KiB; "
 		 "%zu outputs, %zu parked, %zu KiB finding them; %zu stages archived",
 		 (unsigned long long)m.rss_kib, mi.uordblks >> 10, mi.fordblks >> 10,
 		 mi.hblkhd >> 10, m.outputs.stacks >> 10, m.outputs.counts >> 10,
-		 m.outputs.jfr >> 10, m.jit >> 10, m.jit_names >> 10, m.threads >> 10,
+		 m.outputs.jfr >> 10, m.outputs.jfr_writers, m.outputs.jfr_largest >> 10,
+		 m.jit >> 10, m.jit_names >> 10, m.threads >> 10,
 		 m.stages >> 10, m.address_names >> 10, m.elf_symbols >> 10,
 		 m.kernel_symbols >> 10, m.outputs.outputs, m.outputs.parked,
 		 m.outputs.retired_index >> 10, m.archived_stages);
