@@ -96,6 +96,7 @@ struct profile_outputs {
 	struct count_spill *spill;      /* saved trees of counts, JFR key states */
 	bool parking_off;               /* a write or the spill failed: keep all in memory */
 	uint64_t epochs;                /* times the stack table was started afresh */
+	struct jfr_stack_source jfr_stacks;  /* JFR chunks read their stacks from the table */
 	bool freed;                     /* parked, idled or began an epoch since the last trim */
 	uint64_t last_trim_ns;
 };
@@ -146,6 +147,31 @@ static void output_free(void *value)
 	free(o);
 }
 
+/* A JFR stack key (a stack id + 1) back to its frames, leaf first.  A
+ * chunk holding ids is always written before the table they name goes
+ * (start_epoch ends every chunk first), and while the files are written
+ * at the end nothing adds to the table. */
+static int table_frames(void *ctx, uint64_t key, struct frame *out, int max)
+{
+	const struct profile_outputs *outs = ctx;
+	uint32_t node;
+	int n = 0;
+
+	if (!key || key > stack_table_count(outs->stacks))
+		return -1;
+	for (node = stack_table_leaf(outs->stacks, (uint32_t)(key - 1)); node;) {
+		struct stack_node sn = stack_table_node(outs->stacks, node);
+
+		if (sn.kind != STACK_NODE_FRAME)
+			break;
+		if (n < max)
+			out[n] = sn.frame;
+		n++;
+		node = sn.parent;
+	}
+	return n;
+}
+
 struct profile_outputs *profile_outputs_new(const struct output_settings *settings)
 {
 	struct profile_outputs *outs = calloc(1, sizeof(*outs));
@@ -158,6 +184,7 @@ struct profile_outputs *profile_outputs_new(const struct output_settings *settin
 	outs->by_name = strmap_new();
 	outs->stacks = stack_table_new();
 	outs->spill = count_spill_new(settings->dir);
+	outs->jfr_stacks = (struct jfr_stack_source){ table_frames, outs };
 	if (!outs->dir || !outs->by_name || !outs->stacks || !outs->spill) {
 		profile_outputs_free(outs);
 		return NULL;
@@ -514,7 +541,7 @@ static int open_jfr(const struct profile_outputs *outs, struct profile_output *o
 	/* Many stage files may be open at once: small chunks keep each
 	 * writer's memory low (it is bounded by one chunk). */
 	struct jfr_writer_options jopts = { .gzip = st->compress, .chunk_bytes = 2u << 20,
-					    .append = o->jfr_on_disk };
+					    .append = o->jfr_on_disk, .stacks = &outs->jfr_stacks };
 	void *keys = NULL;
 	char path[PATH_MAX];
 	int err;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow_array.h"
 #include "output/jfr/jfr_buf.h"
 #include "output/jfr/jfr_chunk.h"
 #include "output/jfr/jfr_map.h"
@@ -59,6 +60,16 @@ struct jfr_chunk {
 	struct jfr_pool *pools[NPOOLS];
 	struct jfr_map frame_methods;  /* (name pointer, type) -> method key */
 	struct jfr_map stack_keys;     /* the caller's stack key -> stack key */
+	/* With a source, a keyed stack is encoded when it first comes but
+	 * only its hash is kept: value hash -> the first stack key with that
+	 * value, read back from the source when the chunk is written. */
+	struct jfr_stack_source source;   /* frames NULL: none */
+	struct jfr_map sourced;
+	size_t sourced_bytes;          /* their pool entries' bytes */
+	/* A stack read back: kept up to 256 frames, so that writing a chunk
+	 * allocates nothing, and freed after a deeper one (64 KiB at most). */
+	struct frame *frames;
+	size_t capframes;
 	struct jfr_buf events;
 	struct jfr_buf scratch;        /* a pool value being built */
 	struct jfr_buf text;           /* a sanitized name */
@@ -69,17 +80,20 @@ struct jfr_chunk {
 	uint64_t nevents, ntruncated;
 };
 
-struct jfr_chunk *jfr_chunk_new(void)
+struct jfr_chunk *jfr_chunk_new(const struct jfr_stack_source *stacks)
 {
 	struct jfr_chunk *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		goto fail;
+	if (stacks && stacks->frames)
+		c->source = *stacks;
 	for (int i = 0; i < NPOOLS; i++)
 		if (!(c->pools[i] = jfr_pool_new(pool_types[i])))
 			goto fail;
 	jfr_map_init(&c->frame_methods);
 	jfr_map_init(&c->stack_keys);
+	jfr_map_init(&c->sourced);
 	jfr_buf_init(&c->events);
 	jfr_buf_init(&c->scratch);
 	jfr_buf_init(&c->text);
@@ -94,6 +108,13 @@ fail:
 	return NULL;
 }
 
+static void free_frames(struct jfr_chunk *c)
+{
+	free(c->frames);
+	c->frames = NULL;
+	c->capframes = 0;
+}
+
 void jfr_chunk_free(struct jfr_chunk *c)
 {
 	if (!c)
@@ -102,6 +123,7 @@ void jfr_chunk_free(struct jfr_chunk *c)
 		jfr_pool_free(c->pools[i]);
 	jfr_map_free(&c->frame_methods);
 	jfr_map_free(&c->stack_keys);
+	jfr_map_free(&c->sourced);
 	jfr_buf_free(&c->events);
 	jfr_buf_free(&c->scratch);
 	jfr_buf_free(&c->text);
@@ -109,6 +131,7 @@ void jfr_chunk_free(struct jfr_chunk *c)
 	jfr_buf_free(&c->tail);
 	jfr_buf_free(&c->header);
 	jfr_buf_free(&c->meta);
+	free_frames(c);
 	free(c);
 }
 
@@ -118,10 +141,12 @@ void jfr_chunk_begin(struct jfr_chunk *c, uint64_t start_ticks)
 		jfr_pool_reset(c->pools[i]);
 	jfr_map_clear(&c->frame_methods);
 	jfr_map_clear(&c->stack_keys);
+	jfr_map_clear(&c->sourced);
 	jfr_buf_clear(&c->events);
 	c->events.failed = false;
 	c->scratch.failed = c->text.failed = c->stack.failed = c->tail.failed = false;
 	c->start_ticks = c->end_ticks = start_ticks;
+	c->sourced_bytes = 0;
 	c->nevents = 0;
 	c->ntruncated = 0;
 }
@@ -132,7 +157,7 @@ static void drop_memory(struct jfr_chunk *c, bool keep)
 {
 	struct jfr_buf *bufs[] = { &c->events, &c->scratch, &c->text, &c->stack,
 				   &c->tail,   &c->header,  &c->meta };
-	struct jfr_map *maps[] = { &c->frame_methods, &c->stack_keys };
+	struct jfr_map *maps[] = { &c->frame_methods, &c->stack_keys, &c->sourced };
 
 	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++) {
 		if (keep)
@@ -152,6 +177,8 @@ static void drop_memory(struct jfr_chunk *c, bool keep)
 		else
 			jfr_pool_trim(c->pools[i]);
 	}
+	if (!keep)
+		free_frames(c);
 }
 
 void jfr_chunk_trim(struct jfr_chunk *c)
@@ -328,27 +355,63 @@ static uint64_t frame_method(struct jfr_chunk *c, const struct frame *f)
 	return method;
 }
 
-static uint64_t encode_stack(struct jfr_chunk *c, const struct jfr_sample *s)
+/* A stack's value into c->stack: the leaf-most JFR_MAX_FRAMES of its
+ * nframes frames.  false when out of memory. */
+static bool encode_frames(struct jfr_chunk *c, const struct frame *frames, int nframes)
 {
-	int n = s->nframes > JFR_MAX_FRAMES ? JFR_MAX_FRAMES : s->nframes;
+	int n = nframes > JFR_MAX_FRAMES ? JFR_MAX_FRAMES : nframes;
 	struct jfr_buf *v = &c->stack;
 
 	jfr_buf_clear(v);
-	jfr_buf_u8(v, s->nframes > n);   /* truncated */
+	jfr_buf_u8(v, nframes > n);      /* truncated */
 	jfr_buf_varint(v, n);
 	for (int i = 0; i < n; i++) {
-		uint64_t method = frame_method(c, &s->frames[i]);
+		uint64_t method = frame_method(c, &frames[i]);
 
 		if (!method)
-			return 0;
+			return false;
 		jfr_buf_varint(v, method);
 		jfr_buf_varint(v, 0);    /* line number: unknown */
 		jfr_buf_varint(v, 0);    /* bytecode index: unknown */
-		jfr_buf_varint(v, frame_type_key[s->frames[i].type]);
+		jfr_buf_varint(v, frame_type_key[frames[i].type]);
 	}
-	if (v->failed)
+	return !v->failed;
+}
+
+static uint64_t encode_stack(struct jfr_chunk *c, const struct jfr_sample *s)
+{
+	if (!encode_frames(c, s->frames, s->nframes))
 		return 0;
-	return jfr_pool_intern(c->pools[POOL_STACK], v->data, v->len, 0);
+	return jfr_pool_intern(c->pools[POOL_STACK], c->stack.data, c->stack.len, 0);
+}
+
+static uint64_t stack_hash(const struct jfr_chunk *c)
+{
+	return jfr_hash(c->stack.data, c->stack.len, JFR_TYPE_STACK_TRACE) | 1;
+}
+
+/* A keyed stack the source gives back when the chunk is written: encoded
+ * now for its methods and its hash (equal values share a key, as in the
+ * pool), its bytes not kept. */
+static uint64_t defer_stack(struct jfr_chunk *c, const struct jfr_sample *s)
+{
+	uint64_t h, first, stack;
+
+	if (!encode_frames(c, s->frames, s->nframes))
+		return 0;
+	h = stack_hash(c);
+	first = jfr_map_get(&c->sourced, h);
+	if (first) {
+		stack = jfr_map_get(&c->stack_keys, first);
+	} else {
+		stack = jfr_pool_take_key(c->pools[POOL_STACK]);
+		if (jfr_map_put(&c->sourced, h, s->stack_key))
+			return 0;
+		c->sourced_bytes += jfr_varint_len(stack) + c->stack.len;
+	}
+	if (!stack || jfr_map_put(&c->stack_keys, s->stack_key, stack))
+		return 0;
+	return stack;
 }
 
 static uint64_t intern_stack(struct jfr_chunk *c, const struct jfr_sample *s)
@@ -359,6 +422,8 @@ static uint64_t intern_stack(struct jfr_chunk *c, const struct jfr_sample *s)
 		c->ntruncated++;
 	if (stack)
 		return stack;
+	if (c->source.frames && s->stack_key)
+		return defer_stack(c, s);
 	stack = encode_stack(c, s);
 	if (stack && s->stack_key && jfr_map_put(&c->stack_keys, s->stack_key, stack))
 		return 0;
@@ -436,7 +501,7 @@ int jfr_chunk_add_sample(struct jfr_chunk *c, const struct jfr_sample *s)
 
 size_t jfr_chunk_bytes(const struct jfr_chunk *c)
 {
-	size_t n = JFR_HEADER_BYTES + c->events.len;
+	size_t n = JFR_HEADER_BYTES + c->events.len + c->sourced_bytes;
 
 	for (int i = 0; i < NPOOLS; i++)
 		n += jfr_pool_entries(c->pools[i])->len;
@@ -447,7 +512,8 @@ size_t jfr_chunk_memory(const struct jfr_chunk *c)
 {
 	size_t n = sizeof(*c) + c->events.cap + c->scratch.cap + c->text.cap +
 		   c->stack.cap + c->tail.cap + c->header.cap + c->meta.cap +
-		   jfr_map_memory(&c->frame_methods) + jfr_map_memory(&c->stack_keys);
+		   jfr_map_memory(&c->frame_methods) + jfr_map_memory(&c->stack_keys) +
+		   jfr_map_memory(&c->sourced) + c->capframes * sizeof(*c->frames);
 
 	for (int i = 0; i < NPOOLS; i++)
 		n += jfr_pool_memory(c->pools[i]);
@@ -555,6 +621,69 @@ static void put_chunk_events(struct jfr_chunk *c, const struct jfr_chunk_context
 			    ctx->labels[i].value);
 }
 
+/* How many of the chunk's stacks its source gives back. */
+static size_t sourced_count(const struct jfr_chunk *c)
+{
+	return c->sourced.count;
+}
+
+/* Reads stack_key's frames back from the source and encodes them into
+ * c->stack.  false when out of memory. */
+static bool encode_sourced(struct jfr_chunk *c, uint64_t stack_key)
+{
+	int max, n;
+
+	if (!c->capframes &&
+	    grow_array((void **)&c->frames, &c->capframes, 128, sizeof(*c->frames)))
+		return false;
+	max = c->capframes > JFR_MAX_FRAMES ? JFR_MAX_FRAMES : (int)c->capframes;
+	n = c->source.frames(c->source.ctx, stack_key, c->frames, max);
+	if (n > max && max < JFR_MAX_FRAMES) {
+		if (grow_array((void **)&c->frames, &c->capframes,
+			       n > JFR_MAX_FRAMES ? JFR_MAX_FRAMES : (size_t)n, sizeof(*c->frames)))
+			return false;
+		max = c->capframes > JFR_MAX_FRAMES ? JFR_MAX_FRAMES : (int)c->capframes;
+		n = c->source.frames(c->source.ctx, stack_key, c->frames, max);
+	}
+	return encode_frames(c, c->frames, n < 0 ? 0 : n);
+}
+
+/* Writes the sourced stacks' entries, in batches of about 16 KiB through
+ * c->tail (written already).  Methods were interned when the stacks came,
+ * so each comes out as it went in: -EPROTO if one does not (the source
+ * gave other frames, or none), and the writer gives the file up as on a
+ * write error. */
+static int write_sourced(struct jfr_chunk *c, struct jfr_out *out)
+{
+	const struct jfr_map *m = &c->sourced;
+	struct jfr_buf *b = &c->tail;
+	size_t written = 0;
+	int ret = 0;
+
+	jfr_buf_clear(b);
+	for (size_t i = 0; i < m->nslots && !ret; i++) {
+		if (!m->keys[i])
+			continue;
+		if (!encode_sourced(c, m->values[i]))
+			return -ENOMEM;
+		if (stack_hash(c) != m->keys[i])
+			return -EPROTO;
+		jfr_buf_varint(b, jfr_map_get(&c->stack_keys, m->values[i]));
+		jfr_buf_put(b, c->stack.data, c->stack.len);
+		if (b->failed)
+			return -ENOMEM;
+		if (b->len >= (16u << 10)) {
+			written += b->len;
+			ret = jfr_out_write(out, b->data, b->len);
+			jfr_buf_clear(b);
+		}
+	}
+	written += b->len;
+	if (!ret && b->len)
+		ret = jfr_out_write(out, b->data, b->len);
+	return ret ? ret : written != c->sourced_bytes ? -EPROTO : 0;
+}
+
 /* The constant-pool event: one event (delta 0 ends the chain) with every
  * non-empty pool (the JDK rejects empty ones).  Its head, with the two fixed
  * enum pools, is built into c->tail; the pools' entries are written straight
@@ -583,6 +712,10 @@ static size_t build_cp_head(struct jfr_chunk *c)
 	for (int i = 0; i < NPOOLS; i++) {
 		size_t n = jfr_pool_count(c->pools[i]);
 
+		if (i == POOL_STACK) {
+			n += sourced_count(c);
+			body += c->sourced_bytes;
+		}
 		if (!n)
 			continue;
 		npools++;
@@ -610,7 +743,7 @@ static int write_cp_pools(struct jfr_chunk *c, struct jfr_out *out)
 
 	for (int i = 0; i < NPOOLS; i++) {
 		const struct jfr_buf *e = jfr_pool_entries(c->pools[i]);
-		size_t n = jfr_pool_count(c->pools[i]);
+		size_t n = jfr_pool_count(c->pools[i]) + (i == POOL_STACK ? sourced_count(c) : 0);
 		uint8_t head[2 * JFR_VARINT_MAX];
 		size_t len;
 
@@ -620,6 +753,8 @@ static int write_cp_pools(struct jfr_chunk *c, struct jfr_out *out)
 		len += jfr_varint_encode(head + len, n);
 		if ((ret = jfr_out_write(out, head, len)) ||
 		    (ret = jfr_out_write(out, e->data, e->len)))
+			return ret;
+		if (i == POOL_STACK && (ret = write_sourced(c, out)))
 			return ret;
 	}
 	return 0;
@@ -677,6 +812,8 @@ long long jfr_chunk_write(struct jfr_chunk *c, struct jfr_out *out,
 	    (ret = jfr_out_write(out, meta->data, meta->len)))
 		goto out;
 out:
+	if (c->capframes > 256)
+		free_frames(c);
 	/* Chunk start times stay distinct, even after an empty chunk: JMC
 	 * keeps one chunk per start time. */
 	jfr_chunk_begin(c, c->end_ticks + 1);

@@ -31,8 +31,9 @@ struct jfr_chunk_context {
 	const struct jfr_buf *metadata_body;
 };
 
-/* NULL with errno ENOMEM. */
-struct jfr_chunk *jfr_chunk_new(void);
+/* stacks: NULL, or where keyed stacks are read back when the chunk is
+ * written (copied).  NULL with errno ENOMEM. */
+struct jfr_chunk *jfr_chunk_new(const struct jfr_stack_source *stacks);
 void jfr_chunk_free(struct jfr_chunk *c);
 
 /* Starts an empty chunk whose time range begins at start_ticks. */

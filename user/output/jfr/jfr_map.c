@@ -90,7 +90,9 @@ int jfr_map_put(struct jfr_map *m, uint64_t key, uint64_t value)
 {
 	size_t mask, j;
 
-	if ((m->count + 1) * 2 > m->nslots && grow(m))
+	/* At most three quarters full, as the pools: chunks hold a map or
+	 * two per distinct stack. */
+	if ((m->count + 1) * 4 > m->nslots * 3 && grow(m))
 		return -ENOMEM;
 	mask = m->nslots - 1;
 	for (j = slot_of(key, mask); m->keys[j]; j = (j + 1) & mask)

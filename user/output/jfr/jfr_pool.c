@@ -209,6 +209,11 @@ int jfr_pool_load_keys(struct jfr_pool *pool, const uint8_t **pos, const uint8_t
 	return 0;
 }
 
+uint64_t jfr_pool_take_key(struct jfr_pool *pool)
+{
+	return pool->next_key++;
+}
+
 uint64_t jfr_pool_type(const struct jfr_pool *pool)
 {
 	return pool->type_id;

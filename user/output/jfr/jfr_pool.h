@@ -51,6 +51,10 @@ int jfr_pool_load_keys(struct jfr_pool *pool, const uint8_t **pos, const uint8_t
 uint64_t jfr_pool_intern(struct jfr_pool *pool, const void *value, size_t len,
 			 uint64_t want_key);
 
+/* A sequential key for an entry the caller writes itself (the chunk's
+ * stacks read back from their source): never handed out again. */
+uint64_t jfr_pool_take_key(struct jfr_pool *pool);
+
 uint64_t jfr_pool_type(const struct jfr_pool *pool);
 size_t jfr_pool_count(const struct jfr_pool *pool);
 /* The serialized entries (key varint + value bytes, in insertion order). */

@@ -86,7 +86,7 @@ struct jfr_writer *jfr_writer_open(const char *path, const struct jfr_recording_
 		err = -ENOMEM;
 		goto fail;
 	}
-	if (!(w->chunk = jfr_chunk_new())) {
+	if (!(w->chunk = jfr_chunk_new(opts ? opts->stacks : NULL))) {
 		err = -ENOMEM;
 		goto fail;
 	}

@@ -53,6 +53,10 @@ struct jfr_writer_options {
 	 * that no key means two things in one file (jfr_pool.h). */
 	const void *keys;
 	size_t keys_len;
+	/* NULL: each new stack is encoded when its first sample comes;
+	 * otherwise samples with a stack_key are read back from here when
+	 * their chunk is written (see struct jfr_stack_source). */
+	const struct jfr_stack_source *stacks;
 };
 
 #define JFR_DEFAULT_CHUNK_BYTES (8u << 20)
