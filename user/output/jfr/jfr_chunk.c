@@ -62,7 +62,9 @@ struct jfr_chunk {
 	struct jfr_map stack_keys;     /* the caller's stack key -> stack key */
 	/* With a source, a keyed stack is encoded when it first comes but
 	 * only its hash is kept: value hash -> the first stack key with that
-	 * value, read back from the source when the chunk is written. */
+	 * value, read back from the source when the chunk is written.  Two
+	 * values with one 64-bit hash would share a key: with 10^5 stacks a
+	 * chunk, about once in 10^9 chunks. */
 	struct jfr_stack_source source;   /* frames NULL: none */
 	struct jfr_map sourced;
 	size_t sourced_bytes;          /* their pool entries' bytes */
