@@ -633,19 +633,20 @@ static size_t sourced_count(const struct jfr_chunk *c)
  * c->stack.  false when out of memory. */
 static bool encode_sourced(struct jfr_chunk *c, uint64_t stack_key)
 {
-	int max, n;
+	size_t want;
+	int n;
 
+	/* Doubling from 128 toward at most JFR_MAX_FRAMES (a power of two)
+	 * never passes it: frames past it are never read. */
 	if (!c->capframes &&
 	    grow_array((void **)&c->frames, &c->capframes, 128, sizeof(*c->frames)))
 		return false;
-	max = c->capframes > JFR_MAX_FRAMES ? JFR_MAX_FRAMES : (int)c->capframes;
-	n = c->source.frames(c->source.ctx, stack_key, c->frames, max);
-	if (n > max && max < JFR_MAX_FRAMES) {
-		if (grow_array((void **)&c->frames, &c->capframes,
-			       n > JFR_MAX_FRAMES ? JFR_MAX_FRAMES : (size_t)n, sizeof(*c->frames)))
+	n = c->source.frames(c->source.ctx, stack_key, c->frames, (int)c->capframes);
+	want = n > JFR_MAX_FRAMES ? JFR_MAX_FRAMES : n < 0 ? 0 : (size_t)n;
+	if (want > c->capframes) {
+		if (grow_array((void **)&c->frames, &c->capframes, want, sizeof(*c->frames)))
 			return false;
-		max = c->capframes > JFR_MAX_FRAMES ? JFR_MAX_FRAMES : (int)c->capframes;
-		n = c->source.frames(c->source.ctx, stack_key, c->frames, max);
+		n = c->source.frames(c->source.ctx, stack_key, c->frames, (int)c->capframes);
 	}
 	return encode_frames(c, c->frames, n < 0 ? 0 : n);
 }
