@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/path_util.h"
 #include "commands.h"
@@ -61,14 +62,6 @@ static void on_stop_signal(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
-}
-
-static uint64_t clock_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
 static int check_privileges(void)

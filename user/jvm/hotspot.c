@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "jvm/hotspot.h"
 #include "proc/proc_maps.h"
@@ -62,14 +62,6 @@ struct cache_entry {
  * each per sample would cost far more than naming the sample. A class
  * unloaded and its Method* reused within the window is named as before. */
 #define REVALIDATE_NS (100ULL * 1000 * 1000)
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* Name copies, shared by equal names (a reused Method* often gets the same
  * name again, and Spark's generated classes repeat names), kept until

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/fifo_arena.h"
 #include "base/grow_array.h"
 #include "base/log.h"
@@ -91,19 +92,6 @@ struct recorder {
 	char host[256];
 	char frequency_text[16];
 };
-
-static uint64_t clock_now(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t monotonic_now(void)
-{
-	return clock_now(CLOCK_MONOTONIC);
-}
 
 struct recorder *recorder_new(const struct recorder_config *cfg)
 {
@@ -231,7 +219,7 @@ static void become_jvm(struct recorder *rec, struct process *p)
 {
 	struct sp_hotspot_info info;
 
-	p->java = java_process_new(p->pid, monotonic_now(), on_thread_event, p);
+	p->java = java_process_new(p->pid, monotonic_ns(), on_thread_event, p);
 	if (p->java && rec->cfg.on_jvm && java_process_walker_info(p->java, &info))
 		rec->cfg.on_jvm(rec->cfg.ctx, p->pid, &info);
 }
@@ -251,7 +239,7 @@ static void inspect_process(struct recorder *rec, struct process *p)
 	/* The ELF files last: a JVM's walker is on before its libraries load. */
 	if (p->symbolizer)
 		proc_symbolizer_load_files(p->symbolizer);
-	p->first_seen_ns = p->last_jvm_check_ns = monotonic_now();
+	p->first_seen_ns = p->last_jvm_check_ns = monotonic_ns();
 }
 
 int recorder_on_record(void *ctx, const void *data, size_t size)
@@ -328,7 +316,7 @@ int recorder_on_record(void *ctx, const void *data, size_t size)
 	/* The last tick's time, at most a tick behind: the fine clock was 5%
 	 * of the recorder's CPU at 10 kHz, and a record named a tick early
 	 * still waited about resolve_delay_ns. */
-	pr->arrival_ns = clock_now(CLOCK_MONOTONIC_COARSE);
+	pr->arrival_ns = clock_ns(CLOCK_MONOTONIC_COARSE);
 	pr->timestamp_ns = hdr->timestamp_ns;
 	pr->kind = hdr->kind;
 	pr->cpu = hdr->cpu;
@@ -638,7 +626,7 @@ void recorder_drain(struct recorder *rec, uint64_t now, bool flush_all)
 
 		/* A node so busy that naming falls behind still gets back to
 		 * the loop (-d, signals) now and then. */
-		if (!flush_all && (filed & 255) == 255 && monotonic_now() - now >= DRAIN_BUDGET_NS)
+		if (!flush_all && (filed & 255) == 255 && monotonic_ns() - now >= DRAIN_BUDGET_NS)
 			break;
 		rec->head = pr->next;
 		if (!rec->head)
@@ -694,7 +682,7 @@ int recorder_finish(struct recorder *rec, const uint64_t counters[SP_CNT_MAX],
 	};
 	int err, err2;
 
-	recorder_drain(rec, monotonic_now(), true);
+	recorder_drain(rec, monotonic_ns(), true);
 	measure_memory(rec, &memory);
 	err = profile_outputs_write(rec->outputs);
 	err2 = record_summary_write(&in);

@@ -2,12 +2,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "offcpu.skel.h"
 #include "sampler/bpf_offcpu.h"
@@ -16,14 +16,6 @@ struct bpf_offcpu {
 	struct offcpu_bpf *skel;
 	struct bpf_link *switch_link;
 };
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static int reuse_map(struct bpf_map *map, int fd)
 {

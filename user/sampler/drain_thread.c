@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "sampler/drain_thread.h"
 
@@ -242,14 +243,6 @@ void drain_thread_stop(struct drain_thread *dt)
 	dt->running = false;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* The oldest block, taken off the queue (lock held). */
 static struct block *pop_block(struct drain_thread *dt)
 {
@@ -324,9 +317,9 @@ int drain_thread_take(struct drain_thread *dt, int timeout_ms, int budget_ms,
 		pthread_cond_timedwait(&dt->filled, &dt->lock, &until);
 	}
 	err = dt->poll_error;
-	roll_window(dt, now_ns());
+	roll_window(dt, monotonic_ns());
 	if (budget_ms > 0)
-		deadline = now_ns() + (uint64_t)budget_ms * 1000000ULL;
+		deadline = monotonic_ns() + (uint64_t)budget_ms * 1000000ULL;
 	/* A block at a time, named without the lock (the thread goes on
 	 * queueing meanwhile), until the queue is empty or the budget spent. */
 	while ((b = pop_block(dt))) {
@@ -341,7 +334,7 @@ int drain_thread_take(struct drain_thread *dt, int timeout_ms, int budget_ms,
 		}
 		pthread_mutex_lock(&dt->lock);
 		recycle_block(dt, b);
-		if (deadline && now_ns() >= deadline)
+		if (deadline && monotonic_ns() >= deadline)
 			break;
 	}
 	pthread_mutex_unlock(&dt->lock);

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "symbols/addr_cache.h"
 #include "symbols/proc_symbolizer.h"
@@ -28,14 +28,6 @@ struct proc_symbolizer {
 
 /* Most cached answers per process (24 bytes each). */
 #define ANSWERS_MAX 32768
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static bool same_mapping(const struct proc_map *a, const struct proc_map *b)
 {
@@ -131,7 +123,7 @@ struct proc_symbolizer *proc_symbolizer_new_maps(struct binary_cache *bc, pid_t 
 		return NULL;
 	}
 	binary_cache_vdso(bc, &vdso_size);
-	ps->last_refresh_ns = now_ns();
+	ps->last_refresh_ns = monotonic_ns();
 	ps->unmapped_wait_ns = REFRESH_INTERVAL_NS;
 	ps->maps_reads = 1;
 	return ps;
@@ -139,7 +131,7 @@ struct proc_symbolizer *proc_symbolizer_new_maps(struct binary_cache *bc, pid_t 
 
 int proc_symbolizer_refresh(struct proc_symbolizer *ps)
 {
-	uint64_t now = now_ns();
+	uint64_t now = monotonic_ns();
 	struct proc_maps *maps;
 	int err;
 
@@ -272,7 +264,7 @@ enum proc_sym_result proc_symbolizer_resolve_fresh(struct proc_symbolizer *ps, u
 {
 	enum proc_sym_result result = proc_symbolizer_resolve(ps, addr, out);
 
-	if (result != PROC_SYM_UNMAPPED || now_ns() - ps->last_refresh_ns < ps->unmapped_wait_ns ||
+	if (result != PROC_SYM_UNMAPPED || monotonic_ns() - ps->last_refresh_ns < ps->unmapped_wait_ns ||
 	    proc_symbolizer_refresh(ps) <= 0)
 		return result;
 	result = proc_symbolizer_resolve(ps, addr, out);
