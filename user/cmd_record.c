@@ -326,6 +326,7 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	sampler_opts.ctx = drain;
+	rec_config.drain = drain;
 	if (opts.rotate_ns) {
 		struct rotation_config rot_config = {
 			.recorder = rec_config,

@@ -4,7 +4,7 @@
  * after longer it writes all its files and parks its counts, and a late
  * sample brings them back; a parked output leaves memory (retired to a
  * record) and is read back by name; past a memory budget, the stack table
- * starts afresh and the files are the same. */
+ * starts afresh and the files are the same; the budget counts JFR chunks. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <malloc.h>
@@ -448,11 +448,131 @@ static void test_epochs(void)
 	CHECK(system(cmd) == 0, "clean up");
 }
 
+/* Feeds 100 Hz samples to the node's output, 20 s with distinct (a new
+ * leaf every sample: a table that keeps growing), else 60 s of one stack.  Returns the largest stacks + counts and the largest JFR memory
+ * seen after any sample. */
+static void feed(struct profile_outputs *outs, bool distinct, size_t *table_peak, size_t *jfr_peak)
+{
+	static char leaves[2000][24]; /* frame names live as long as the recording */
+	struct output_memory m;
+	int i = 0;
+
+	*table_peak = *jfr_peak = 0;
+	for (uint64_t t = NS; t < (distinct ? 21 : 61) * NS; t += NS / 100, i++) {
+		const char *leaf = leaves[distinct ? i : 0];
+		const struct frame frames[] = { { leaf, FRAME_JIT }, { "Task.run", FRAME_INLINED },
+						{ "main", FRAME_NATIVE } };
+		struct resolved_sample s = {
+			.timestamp_ns = t, .pid = 5, .tid = 6, .kind = SAMPLE_CPU,
+			.thread_name = "worker", .root_label = "java-5", .frames = frames,
+			.nframes = 3,
+		};
+
+		snprintf(leaves[distinct ? i : 0], sizeof(leaves[0]), "Gen%d.apply", distinct ? i : 0);
+		failed_adds += profile_output_add(outs, out(outs, "all"), &s) != 0;
+		profile_outputs_memory(outs, &m);
+		if (m.stacks + m.counts > *table_peak)
+			*table_peak = m.stacks + m.counts;
+		if (m.jfr > *jfr_peak)
+			*jfr_peak = m.jfr;
+	}
+}
+
+/* The budget counts the JFR chunks beside the table: a budget just over
+ * the largest the table and counts ever were still starts epochs, as the
+ * chunks (whose pools grow with the same stacks) pass it.  One stack
+ * sampled all along fills a chunk with events only: its table stays under
+ * a quarter of the budget, so no epoch starts however full the chunk. */
+static void test_budget_counts_jfr(void)
+{
+	char dir[] = "/tmp/sparkprof-test-budget-XXXXXX", cmd[300];
+	struct output_settings settings = {
+		.cpu_period_ns = 10000000, .jfr = true, .dir = mkdtemp(dir),
+	};
+	size_t table_free, jfr_free, table, jfr;
+	struct profile_outputs *outs;
+	struct output_memory m;
+
+	CHECK(settings.dir != NULL, "a folder");
+	outs = profile_outputs_new(&settings);
+	feed(outs, true, &table_free, &jfr_free);
+	profile_outputs_free(outs);
+	settings.stack_budget = table_free + 1;
+	outs = profile_outputs_new(&settings);
+	feed(outs, true, &table, &jfr);
+	profile_outputs_memory(outs, &m);
+	CHECK(m.epochs >= 1 && table + jfr < table_free + jfr_free,
+	      "a budget the table alone never passed: %llu epochs, peak %zu bytes (%zu without)",
+	      (unsigned long long)m.epochs, table + jfr, table_free + jfr_free);
+	CHECK(m.epoch_longest_ns > 0 && m.epoch_ns >= m.epoch_longest_ns, "their time is kept");
+	profile_outputs_free(outs);
+	settings.stack_budget = 64 << 10;
+	outs = profile_outputs_new(&settings);
+	feed(outs, false, &table, &jfr);
+	profile_outputs_memory(outs, &m);
+	CHECK(m.epochs == 0 && jfr > settings.stack_budget && table < settings.stack_budget / 4,
+	      "one stack: a %zu-byte chunk over the budget and no epoch (table %zu bytes)", jfr,
+	      table);
+	profile_outputs_free(outs);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0, "clean up");
+}
+
+/* An output that runs all along (the node's) while every second brings
+ * new stacks and ends an epoch: what each epoch writes to the spill file
+ * stays about the same.  Merging every epoch into one tree wrote the
+ * whole recording's tree at each, so the second half of the epochs wrote
+ * three times what the first half did. */
+static void test_epoch_cost(void)
+{
+	static char leaves[48 * 20][24]; /* frame names live as long as the recording */
+	char dir[] = "/tmp/sparkprof-test-epoch-cost-XXXXXX", cmd[300];
+	struct output_settings settings = {
+		.cpu_period_ns = 10000000, .dir = mkdtemp(dir), .stack_budget = 1,
+	};
+	struct output_memory half = { 0 }, m;
+	struct profile_outputs *outs = profile_outputs_new(&settings);
+	int i = 0;
+
+	CHECK(settings.dir != NULL && outs != NULL, "a recording");
+	for (uint64_t t = NS; t < 49 * NS; t += NS / 100, i++) {
+		int leaf = (int)(t / NS - 1) * 20 + i % 20;
+		const struct frame frames[] = { { leaves[leaf], FRAME_JIT },
+						{ "Task.run", FRAME_INLINED }, { "main", FRAME_NATIVE } };
+		struct resolved_sample s = {
+			.timestamp_ns = t, .pid = 5, .tid = 6, .kind = SAMPLE_CPU,
+			.thread_name = "worker", .root_label = "java-5", .frames = frames,
+			.nframes = 3,
+		};
+
+		snprintf(leaves[leaf], sizeof(leaves[0]), "Gen%d.apply", leaf);
+		failed_adds += profile_output_add(outs, out(outs, "all"), &s) != 0;
+		if (t == 25 * NS)
+			profile_outputs_memory(outs, &half);
+	}
+	profile_outputs_memory(outs, &m);
+	CHECK(half.epochs >= 20 && m.epochs >= 44, "an epoch a second: %llu, %llu at half time",
+	      (unsigned long long)m.epochs, (unsigned long long)half.epochs);
+	CHECK(m.epoch_bytes - half.epoch_bytes < 2 * half.epoch_bytes,
+	      "epochs wrote %llu bytes in the second half, %llu in the first",
+	      (unsigned long long)(m.epoch_bytes - half.epoch_bytes),
+	      (unsigned long long)half.epoch_bytes);
+	CHECK(profile_outputs_write(outs) == 0, "written");
+	snprintf(cmd, sizeof(cmd), "test $(cut -d' ' -f2 '%s/all.folded' | paste -sd+ | bc) = %d",
+		 dir, i);
+	CHECK(system(cmd) == 0, "the folded file counts all %d samples", i);
+	profile_outputs_free(outs);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0, "clean up");
+}
+
 int main(void)
 {
 	test_parking();
 	test_parked_memory();
 	test_epochs();
+	test_budget_counts_jfr();
+	test_epoch_cost();
 	char dir[] = "/tmp/sparkprof-test-outputs-XXXXXX";
 	struct output_settings settings = {
 		.dir = mkdtemp(dir), .cpu_period_ns = 10000000, .jfr = true,

@@ -17,6 +17,7 @@ struct fifo_arena {
 	struct chunk *head, *tail;   /* oldest items in head */
 	struct chunk *spare;
 	size_t nspare, chunk_bytes, made;
+	size_t held_bytes;           /* every chunk's allocation, spares too */
 };
 
 struct fifo_arena *fifo_arena_new(size_t chunk_bytes)
@@ -70,6 +71,7 @@ void *fifo_arena_alloc(struct fifo_arena *a, size_t size)
 				return NULL;
 			c->cap = cap;
 			a->made++;
+			a->held_bytes += sizeof(*c) + cap;
 		}
 		c->next = NULL;
 		c->used = c->read = 0;
@@ -105,6 +107,7 @@ void fifo_arena_release_oldest(struct fifo_arena *a)
 		a->spare = c;
 		a->nspare++;
 	} else {
+		a->held_bytes -= sizeof(*c) + c->cap;
 		free(c);
 	}
 }
@@ -112,4 +115,9 @@ void fifo_arena_release_oldest(struct fifo_arena *a)
 size_t fifo_arena_chunks_made(const struct fifo_arena *a)
 {
 	return a->made;
+}
+
+size_t fifo_arena_memory(const struct fifo_arena *a)
+{
+	return a->held_bytes;
 }

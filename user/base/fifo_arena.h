@@ -21,6 +21,9 @@ void *fifo_arena_alloc(struct fifo_arena *a, size_t size);
 /* Frees the oldest item still held. */
 void fifo_arena_release_oldest(struct fifo_arena *a);
 
+/* Bytes of the chunks it holds, spares included. */
+size_t fifo_arena_memory(const struct fifo_arena *a);
+
 /* Chunks malloc'd so far (for tests: a steady stream stops adding any). */
 size_t fifo_arena_chunks_made(const struct fifo_arena *a);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/path_util.h"
 #include "base/grow_array.h"
@@ -45,9 +46,12 @@ struct profile_output {
 	 * made, parked or saved at an epoch. */
 	struct folded_profile *profiles[PROFILE_KINDS];
 	/* Trees of its counts saved in the spill file, by kind (bytes 0:
-	 * none): what it counted before its last epoch or parking, all of it
-	 * merged into one tree a kind. */
+	 * none): what it counted before its last parking or epoch, merged
+	 * into one tree a kind, and (layers) what later epochs saved, not yet
+	 * merged into it.  NULL until an epoch saves while it runs; parking
+	 * merges them all into saved. */
 	struct count_spill_ref saved[PROFILE_KINDS];
+	struct saved_layers *layers;
 	uint64_t cpu_period_ns;         /* what one on-CPU sample weighs in .wall */
 	struct jfr_writer *jfr;         /* opened at the first sample */
 	bool jfr_failed;                /* reported once; the folded files go on */
@@ -59,6 +63,22 @@ struct profile_output {
 	uint64_t last_sample_ns;        /* newest sample time */
 	bool jfr_idle;                  /* its JFR chunk written and its buffers freed */
 	struct output_stats stats;
+};
+
+/* An epoch saves the counts of a running output as a new layer, a tree
+ * of that epoch's counts only, and merges the newest layer into the one
+ * below it (the oldest below them all being saved[]) while it is at least
+ * that one's size, as a binary counter carries.  An epoch then costs what
+ * the epoch counted, plus merges that come to a few times that over the
+ * run: merging every epoch into one tree cost what the whole recording
+ * had counted, so the node's output made each epoch slower than the last
+ * (2.2 s at 12 minutes).  Sizes grow downwards, so a few layers suffice;
+ * a full set merges the newest anyway. */
+#define SAVED_LAYERS 8
+
+struct saved_layers {
+	struct count_spill_ref ref[PROFILE_KINDS][SAVED_LAYERS];
+	int n[PROFILE_KINDS];
 };
 
 /* Where each output created so far lies, by creation order: in memory
@@ -96,6 +116,8 @@ struct profile_outputs {
 	struct count_spill *spill;      /* saved trees of counts, JFR key states */
 	bool parking_off;               /* a write or the spill failed: keep all in memory */
 	uint64_t epochs;                /* times the stack table was started afresh */
+	uint64_t epoch_ns, epoch_longest_ns; /* time they took, all and the longest */
+	uint64_t epoch_bytes;           /* trees they wrote to the spill file */
 	struct jfr_stack_source jfr_stacks;  /* JFR chunks read their stacks from the table */
 	bool freed;                     /* parked, idled or began an epoch since the last trim */
 	uint64_t last_trim_ns;
@@ -143,6 +165,7 @@ static void output_free(void *value)
 	if (o->jfr)
 		jfr_writer_close(o->jfr); /* only on error paths: write() closes them */
 	free_profiles(o);
+	free(o->layers);
 	free(o->labels);
 	free(o);
 }
@@ -743,6 +766,27 @@ static void sweep(struct profile_outputs *outs, const struct profile_output *kee
 	free(ip.parked);
 }
 
+/* Adds the tree saved at ref (if any) to t. */
+static int add_saved(const struct profile_outputs *outs, const struct profile_output *o,
+		     struct folded_tree *t, const struct count_spill_ref *ref)
+{
+	void *data;
+	int err;
+
+	if (!ref->bytes)
+		return 0;
+	if ((err = count_spill_get_bytes(outs->spill, ref, &data)))
+		return err;
+	err = folded_tree_add_saved(t, data, ref->bytes);
+	free(data);
+	if (err == -EINVAL) {
+		sp_err("%s/%s: its saved counts do not read back from the spill file", outs->dir,
+		       o->name);
+		err = -EIO;
+	}
+	return err;
+}
+
 /* The tree of o's counts of one kind: the trees it saved and what it
  * holds.  NULL with *err, after an sp_err line. */
 static struct folded_tree *kind_tree(const struct profile_outputs *outs,
@@ -750,19 +794,9 @@ static struct folded_tree *kind_tree(const struct profile_outputs *outs,
 {
 	struct folded_tree *t = folded_tree_new();
 
-	*err = t ? 0 : -ENOMEM;
-	const struct count_spill_ref *ref = &o->saved[kind];
-	void *data;
-
-	if (t && ref->bytes && !(*err = count_spill_get_bytes(outs->spill, ref, &data))) {
-		*err = folded_tree_add_saved(t, data, ref->bytes);
-		free(data);
-		if (*err == -EINVAL) {
-			sp_err("%s/%s: its saved counts do not read back from the spill file",
-			       outs->dir, o->name);
-			*err = -EIO;
-		}
-	}
+	*err = t ? add_saved(outs, o, t, &o->saved[kind]) : -ENOMEM;
+	for (int i = 0; o->layers && i < o->layers->n[kind] && !*err; i++)
+		*err = add_saved(outs, o, t, &o->layers->ref[kind][i]);
 	if (!*err && o->profiles[kind])
 		*err = folded_tree_add_profile(t, o->profiles[kind]);
 	if (*err) {
@@ -790,17 +824,53 @@ static int save_tree(const struct profile_outputs *outs, const struct folded_tre
 	return err;
 }
 
-/* An epoch ends: o's counts are saved and its profiles freed (made again
- * by its next sample, on the new table), and its JFR chunk, which names
- * stacks by id, is ended.  What o saved at earlier epochs is merged into
- * the one set saved now: an output that runs all along (the node's, an
- * executor's) would otherwise have a set per epoch, every one merged again
- * at the stop, and a stop after an hour would repeat an hour's merges. */
+/* Merges o's newest layer of kind into the one below it.  0 or -errno. */
+static int merge_layer(struct profile_outputs *outs, struct profile_output *o, int kind)
+{
+	struct saved_layers *l = o->layers;
+	int top = --l->n[kind];
+	struct count_spill_ref *below = top ? &l->ref[kind][top - 1] : &o->saved[kind];
+	struct count_spill_ref merged;
+	struct folded_tree *t;
+	int err;
+
+	if (!below->bytes) {    /* nothing below: the layer moves down */
+		*below = l->ref[kind][top];
+		return 0;
+	}
+	t = folded_tree_new();
+	err = t ? add_saved(outs, o, t, below) : -ENOMEM;
+	if (!err)
+		err = add_saved(outs, o, t, &l->ref[kind][top]);
+	if (!err && !(err = save_tree(outs, t, &merged)))
+		outs->epoch_bytes += merged.bytes;
+	folded_tree_free(t);
+	if (err)
+		l->n[kind]++;
+	else
+		*below = merged;
+	return err;
+}
+
+static bool merge_due(const struct profile_output *o, int kind)
+{
+	const struct saved_layers *l = o->layers;
+	int top = l->n[kind] - 1;
+	const struct count_spill_ref *below = top ? &l->ref[kind][top - 1] : &o->saved[kind];
+
+	return top >= 0 && (l->n[kind] == SAVED_LAYERS || l->ref[kind][top].bytes >= below->bytes);
+}
+
+/* An epoch ends: o's counts are saved as a new layer and its profiles
+ * freed (made again by its next sample, on the new table), and its JFR
+ * chunk, which names stacks by id, is ended.  On failure o is as before:
+ * the layers saved meanwhile are forgotten (the spill file only grows). */
 static int save_running(const char *name, void *value, void *ctx)
 {
 	struct profile_outputs *outs = ctx;
 	struct profile_output *o = value;
-	struct count_spill_ref refs[PROFILE_KINDS] = { { 0, 0 } };
+	struct count_spill_ref base[PROFILE_KINDS];
+	struct saved_layers kept;
 	int err = 0;
 
 	(void)name;
@@ -809,19 +879,29 @@ static int save_running(const char *name, void *value, void *ctx)
 	end_jfr_chunk(outs, o);
 	if (!o->profiles[PROFILE_CPU])
 		return 0;
+	if (!o->layers && !(o->layers = calloc(1, sizeof(*o->layers))))
+		return -ENOMEM;
+	kept = *o->layers;
+	memcpy(base, o->saved, sizeof(base));
 	for (int k = 0; k < PROFILE_KINDS && !err; k++) {
+		struct folded_profile *p = o->profiles[k];
 		struct folded_tree *t;
 
-		if (!o->saved[k].bytes && (!o->profiles[k] || !folded_profile_total(o->profiles[k])))
+		if (!p || !folded_profile_total(p))
 			continue;
-		t = kind_tree(outs, o, k, &err);
-		if (t)
-			err = save_tree(outs, t, &refs[k]);
+		t = folded_tree_new();
+		err = t ? folded_tree_add_profile(t, p) : -ENOMEM;
+		if (!err && !(err = save_tree(outs, t, &o->layers->ref[k][o->layers->n[k]])))
+			outs->epoch_bytes += o->layers->ref[k][o->layers->n[k]++].bytes;
 		folded_tree_free(t);
+		while (!err && merge_due(o, k))
+			err = merge_layer(outs, o, k);
 	}
-	if (err)
+	if (err) {
+		*o->layers = kept;
+		memcpy(o->saved, base, sizeof(base));
 		return err;
-	memcpy(o->saved, refs, sizeof(o->saved));
+	}
 	free_profiles(o);
 	return 0;
 }
@@ -835,6 +915,7 @@ static int save_running(const char *name, void *value, void *ctx)
 static void start_epoch(struct profile_outputs *outs)
 {
 	struct stack_table *fresh = stack_table_new();
+	uint64_t began = monotonic_ns(), took;
 
 	if (!fresh || strmap_foreach(outs->by_name, save_running, outs)) {
 		sp_err("%s: stacks could not be saved while recording; they stay in memory "
@@ -847,16 +928,27 @@ static void start_epoch(struct profile_outputs *outs)
 	outs->stacks = fresh;
 	outs->epochs++;
 	outs->freed = true;
+	took = monotonic_ns() - began;
+	outs->epoch_ns += took;
+	if (took > outs->epoch_longest_ns)
+		outs->epoch_longest_ns = took;
 }
 
+/* The budget covers what grows with the distinct stacks of an epoch: the
+ * table, the counts, and the JFR chunks (their method, symbol and stack
+ * pools; an epoch ends every chunk).  A chunk also holds its events, which
+ * no epoch keeps down for long (a busy writer fills its events again within
+ * seconds), so while the table itself is under a quarter of the budget an
+ * epoch would cost a save of every running output for little: none starts. */
 static void check_budget(struct profile_outputs *outs)
 {
+	size_t budget = outs->settings.stack_budget;
 	struct output_memory m;
 
-	if (!outs->settings.stack_budget || outs->parking_off)
+	if (!budget || outs->parking_off)
 		return;
 	profile_outputs_memory(outs, &m);
-	if (m.stacks + m.counts > outs->settings.stack_budget)
+	if (m.stacks + m.counts + m.jfr > budget && m.stacks + m.counts > budget / 4)
 		start_epoch(outs);
 }
 
@@ -1092,8 +1184,11 @@ static int write_files(struct profile_outputs *outs, struct profile_output *o, b
 	for (int i = 0; i < OUTPUT_FILE_KINDS; i++)
 		if (errs[i] && i != OUTPUT_JFR)
 			return errs[i];
-	if (parking)
+	if (parking) {
 		memcpy(o->saved, saves, sizeof(o->saved));
+		free(o->layers);    /* the trees written from hold them */
+		o->layers = NULL;
+	}
 	return 0;
 }
 
@@ -1198,7 +1293,10 @@ static int add_memory(const char *name, void *value, void *ctx)
 void profile_outputs_memory(const struct profile_outputs *outs, struct output_memory *out)
 {
 	*out = (struct output_memory){ .stacks = stack_table_memory(outs->stacks),
-				       .epochs = outs->epochs, .outputs = outs->nplaces,
+				       .epochs = outs->epochs, .epoch_ns = outs->epoch_ns,
+				       .epoch_longest_ns = outs->epoch_longest_ns,
+				       .epoch_bytes = outs->epoch_bytes,
+				       .outputs = outs->nplaces,
 				       .parked = outs->nretired,
 				       .retired_index = outs->nplaces * sizeof(*outs->places) +
 							outs->retired_slots *

@@ -21,8 +21,9 @@
  * it run again; its files are then written again from the saved tree and
  * the new counts (the JFR file appended to).
  *
- * Epochs keep a long recording's memory flat: when the stack table and
- * the counts pass settings.stack_budget, every running output saves its
+ * Epochs keep a long recording's memory flat: when the stack table, the
+ * counts and the JFR chunks pass settings.stack_budget (and the table
+ * holds a quarter of it), every running output saves its
  * counts as a text tree in the same file, ends its JFR chunk, and the
  * table starts afresh.  The files written at the end merge each output's
  * trees with what it holds, so they read as if the table had never been
@@ -56,7 +57,7 @@ struct output_settings {
 	bool compress;
 	bool per_thread;           /* a frame for the thread under the process */
 	bool html;                 /* a flame graph NAME*.html beside each NAME*.folded */
-	size_t stack_budget;       /* heap bytes of stacks and counts before an epoch
+	size_t stack_budget;       /* heap bytes of stacks, counts and JFR chunks before an epoch
 				    * (0: no epochs, the table grows for the whole run) */
 };
 
@@ -130,6 +131,8 @@ struct output_memory {
 	size_t outputs, parked; /* outputs, and how many are parked (most of them retired) */
 	size_t retired_index;   /* what finds those: 8 bytes and an index slot each */
 	uint64_t epochs;        /* times the stack table was started afresh */
+	uint64_t epoch_ns, epoch_longest_ns; /* time they took, all and the longest */
+	uint64_t epoch_bytes;   /* trees they wrote to the spill file */
 };
 void profile_outputs_memory(const struct profile_outputs *outs, struct output_memory *out);
 

@@ -316,6 +316,7 @@ static void write_memory(struct json_writer *w, const struct record_memory *m)
 		{ "address_names", m->address_names }, { "elf_symbols", m->elf_symbols },
 		{ "kernel_symbols", m->kernel_symbols },
 		{ "retired_outputs", m->outputs.retired_index },
+		{ "queued_records", m->queued },
 	};
 
 	json_key(w, "memory");
@@ -332,6 +333,10 @@ static void write_memory(struct json_writer *w, const struct record_memory *m)
 	json_uint(w, m->outputs.parked);
 	json_key(w, "stack_epochs");
 	json_uint(w, m->outputs.epochs);
+	json_key(w, "stack_epochs_ms");
+	json_uint(w, m->outputs.epoch_ns / 1000000);
+	json_key(w, "longest_stack_epoch_ms");
+	json_uint(w, m->outputs.epoch_longest_ns / 1000000);
 	json_key(w, "archived_stages");
 	json_uint(w, m->archived_stages);
 	json_end_object(w);

@@ -25,6 +25,7 @@
 #include "record/recorder.h"
 #include "record/run_index.h"
 #include "record/stage_archive.h"
+#include "sampler/drain_thread.h"
 #include "spark/executor_stages.h"
 #include "symbols/proc_symbolizer.h"
 #include "symbols/stack_resolver.h"
@@ -575,6 +576,8 @@ static void measure_memory(const struct recorder *rec, struct record_memory *m)
 	process_table_foreach(rec->processes, add_process_memory, m);
 	m->elf_symbols = stack_resolver_memory(rec->resolver, &m->kernel_symbols);
 	m->stages += stage_archive_memory(rec->stage_archive, &m->archived_stages);
+	m->queued = fifo_arena_memory(rec->pending) +
+		    (rec->cfg.drain ? drain_thread_memory(rec->cfg.drain) : 0);
 }
 
 static int debug_jvm_memory(struct process *p, void *ctx)
@@ -596,15 +599,19 @@ static void log_memory(struct recorder *rec, uint64_t now)
 	measure_memory(rec, &m);
 	sp_debug("memory: RSS %llu KiB; heap %zu KiB in use, %zu KiB free in it, %zu KiB mapped; "
 		 "stacks %zu, counts %zu, JFR %zu (%zu writers, largest %zu), JIT %zu (names %zu), "
-		 "threads %zu, stages %zu, addresses %zu, ELF %zu, kernel %zu KiB; "
-		 "%zu outputs, %zu parked, %zu KiB finding them; %zu stages archived",
+		 "threads %zu, stages %zu, addresses %zu, ELF %zu, kernel %zu, queued %zu KiB; "
+		 "%zu outputs, %zu parked, %zu KiB finding them; %zu stages archived; "
+		 "%llu epochs (%llu ms, longest %llu ms)",
 		 (unsigned long long)m.rss_kib, mi.uordblks >> 10, mi.fordblks >> 10,
 		 mi.hblkhd >> 10, m.outputs.stacks >> 10, m.outputs.counts >> 10,
 		 m.outputs.jfr >> 10, m.outputs.jfr_writers, m.outputs.jfr_largest >> 10,
 		 m.jit >> 10, m.jit_names >> 10, m.threads >> 10,
 		 m.stages >> 10, m.address_names >> 10, m.elf_symbols >> 10,
-		 m.kernel_symbols >> 10, m.outputs.outputs, m.outputs.parked,
-		 m.outputs.retired_index >> 10, m.archived_stages);
+		 m.kernel_symbols >> 10, m.queued >> 10, m.outputs.outputs, m.outputs.parked,
+		 m.outputs.retired_index >> 10, m.archived_stages,
+		 (unsigned long long)m.outputs.epochs,
+		 (unsigned long long)(m.outputs.epoch_ns / 1000000),
+		 (unsigned long long)(m.outputs.epoch_longest_ns / 1000000));
 	process_table_foreach_active(rec->processes, debug_jvm_memory, NULL);
 }
 

@@ -49,6 +49,7 @@ struct drain_thread {
 	size_t peak_in_use, last_peak;  /* the most at once, this window and the last */
 	uint64_t window_start_ns;
 	uint64_t blocks_made;
+	uint64_t held_bytes;            /* every block's allocation: queued, filling, spare */
 	size_t queued_bytes, max_bytes;
 	uint64_t dropped;
 	int poll_error;
@@ -140,6 +141,7 @@ static struct block *new_filling(struct drain_thread *dt, size_t need)
 			return NULL;
 		b->cap = cap;
 		dt->blocks_made++;
+		dt->held_bytes += sizeof(*b) + cap;
 	}
 	if (++dt->in_use > dt->peak_in_use)
 		dt->peak_in_use = dt->in_use;
@@ -280,6 +282,7 @@ static void roll_window(struct drain_thread *dt, uint64_t now)
 
 		dt->spare = b->next;
 		dt->nspare--;
+		dt->held_bytes -= sizeof(*b) + b->cap;
 		free(b);
 	}
 }
@@ -292,6 +295,7 @@ static void recycle_block(struct drain_thread *dt, struct block *b)
 		dt->spare = b;
 		dt->nspare++;
 	} else {
+		dt->held_bytes -= sizeof(*b) + b->cap;
 		free(b);
 	}
 }
@@ -355,6 +359,11 @@ static uint64_t read_counter(struct drain_thread *dt, const uint64_t *counter)
 uint64_t drain_thread_blocks_made(struct drain_thread *dt)
 {
 	return read_counter(dt, &dt->blocks_made);
+}
+
+uint64_t drain_thread_memory(struct drain_thread *dt)
+{
+	return read_counter(dt, &dt->held_bytes);
 }
 
 uint64_t drain_thread_dropped(struct drain_thread *dt)

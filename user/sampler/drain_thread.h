@@ -48,6 +48,9 @@ int drain_thread_take(struct drain_thread *dt, int timeout_ms, int budget_ms,
 /* Blocks the queue has allocated so far (not reused ones). */
 uint64_t drain_thread_blocks_made(struct drain_thread *dt);
 
+/* Bytes of the blocks it holds: queued, being filled, and spare. */
+uint64_t drain_thread_memory(struct drain_thread *dt);
+
 /* Records dropped because the queue was full. */
 uint64_t drain_thread_dropped(struct drain_thread *dt);
 
