@@ -145,7 +145,7 @@ def test_summary_says_where_memory_went(tmp_path, jdks, hot_classes, agent_path)
     with open(tmp_path / "summary.json") as f:
         mem = json.load(f)["memory"]
     owners = ["stack_table", "counts", "jfr_writers", "jit", "thread_histories", "address_names", "elf_symbols",
-              "kernel_symbols"]
+              "kernel_symbols", "queued_records"]
     assert all(mem[k] > 0 for k in owners), mem
     # the JIT store describes the workload's compiled methods: over 64 KiB
     assert mem["jit"] > 64 << 10, mem
@@ -155,6 +155,7 @@ def test_summary_says_where_memory_went(tmp_path, jdks, hot_classes, agent_path)
     assert mem["outputs"] >= 1 and mem["parked_outputs"] == 0, mem
     # a short recording stays under the default 16 MiB for stacks
     assert mem["stack_epochs"] == 0 and mem["stack_table"] + mem["counts"] < 16 << 20, mem
+    assert mem["stack_epochs_ms"] == 0 and mem["longest_stack_epoch_ms"] == 0, mem
 
 
 def test_stack_table_started_afresh_keeps_every_sample(tmp_path, jdks, hot_classes, agent_path,
@@ -170,7 +171,12 @@ def test_stack_table_started_afresh_keeps_every_sample(tmp_path, jdks, hot_class
                       "--stack-memory", "24K")
     with open(tmp_path / "summary.json") as f:
         summary = json.load(f)
-    assert summary["memory"]["stack_epochs"] >= 1, summary["memory"]
+    mem = summary["memory"]
+    assert mem["stack_epochs"] >= 1, mem
+    # what they took, in milliseconds: the longest is within the sum; the
+    # saved trees are in the temporary file
+    assert mem["longest_stack_epoch_ms"] <= mem["stack_epochs_ms"], mem
+    assert mem["spill_file_bytes"] > 0, mem
     stacks = read_folded(tmp_path / "all.folded")
     assert sum(stacks.values()) == summary["samples"], (sum(stacks.values()), summary["samples"])
     for label, tool in jfr_tools.items():

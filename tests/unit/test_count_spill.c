@@ -1,6 +1,6 @@
 /* test_count_spill.c - blobs of bytes in the spill file, brought back
  * exactly and in any order: several in one file, one larger than a page,
- * none named in the folder. */
+ * none named in the folder; the file's size is theirs. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +29,8 @@ int main(void)
 	CHECK(count_spill_put_bytes(spill, small, sizeof(small), &rsmall) == 0 &&
 	      count_spill_put_bytes(spill, big, big_len, &rbig) == 0, "two blobs saved");
 	CHECK(rbig.offset == sizeof(small) && rbig.bytes == big_len, "one after the other");
+	CHECK(count_spill_bytes(spill) == sizeof(small) + big_len, "the file holds both: %llu bytes",
+	      (unsigned long long)count_spill_bytes(spill));
 	CHECK(dir_entries(dir) == 0, "nothing named in the folder (%d entries)", dir_entries(dir));
 	CHECK(count_spill_get_bytes(spill, &rbig, &bytes) == 0 && bytes &&
 	      !memcmp(bytes, big, big_len), "the big one back first");

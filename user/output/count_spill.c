@@ -106,3 +106,8 @@ int count_spill_get_bytes(struct count_spill *s, const struct count_spill_ref *r
 	}
 	return 0;
 }
+
+uint64_t count_spill_bytes(const struct count_spill *spill)
+{
+	return spill->end;
+}

@@ -31,4 +31,7 @@ int count_spill_put_bytes(struct count_spill *spill, const void *data, size_t le
 int count_spill_get_bytes(struct count_spill *spill, const struct count_spill_ref *ref,
 			  void **data);
 
+/* The file's size: every blob put so far. */
+uint64_t count_spill_bytes(const struct count_spill *spill);
+
 #endif

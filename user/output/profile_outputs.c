@@ -1296,6 +1296,7 @@ void profile_outputs_memory(const struct profile_outputs *outs, struct output_me
 				       .epochs = outs->epochs, .epoch_ns = outs->epoch_ns,
 				       .epoch_longest_ns = outs->epoch_longest_ns,
 				       .epoch_bytes = outs->epoch_bytes,
+				       .spill_bytes = count_spill_bytes(outs->spill),
 				       .outputs = outs->nplaces,
 				       .parked = outs->nretired,
 				       .retired_index = outs->nplaces * sizeof(*outs->places) +

@@ -133,6 +133,7 @@ struct output_memory {
 	uint64_t epochs;        /* times the stack table was started afresh */
 	uint64_t epoch_ns, epoch_longest_ns; /* time they took, all and the longest */
 	uint64_t epoch_bytes;   /* trees they wrote to the spill file */
+	uint64_t spill_bytes;   /* the spill file's size (on disk, not in memory) */
 };
 void profile_outputs_memory(const struct profile_outputs *outs, struct output_memory *out);
 
