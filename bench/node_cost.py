@@ -931,11 +931,17 @@ def report(mode, m, res):
             L += ["", "What the memory held when sampling stopped (summary.json `memory`, "
                   "heap MB): " + ", ".join(f"{k} {v / 1e6:.1f}" for k, v in mem.items()
                                            if k not in ("rss_kib", "outputs", "parked_outputs",
-                                                        "stack_epochs", "archived_stages"))
+                                                        "stack_epochs", "archived_stages",
+                                                        "stack_epochs_ms", "longest_stack_epoch_ms",
+                                                        "spill_file_bytes"))
                   + f"; RSS {mem['rss_kib'] / 1024:.0f} MiB; {mem['outputs']} outputs, "
                   f"{mem['parked_outputs']} parked; "
                   f"{mem.get('archived_stages', 0):,} stages' counters archived; "
-                  f"{mem.get('stack_epochs', 0)} epochs of the stack table; outputs "
+                  f"{mem.get('stack_epochs', 0)} epochs of the stack table"
+                  + (f" ({mem['stack_epochs_ms'] / 1000:.1f} s, the longest "
+                     f"{mem['longest_stack_epoch_ms'] / 1000:.1f} s)" if "stack_epochs_ms" in mem else "")
+                  + (f"; spill file {mem['spill_file_bytes'] / 1e6:.0f} MB" if "spill_file_bytes" in mem else "")
+                  + "; outputs "
                   f"reopened by a late sample after their files were written: "
                   f"{so.get('reopened', '-')}."]
         if so.get("helper_logs"):
