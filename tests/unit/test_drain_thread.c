@@ -150,6 +150,8 @@ int main(void)
 	CHECK(made_first >= 9 && made == made_first,
 	      "20 bursts of 9 blocks make %llu blocks, all in the first",
 	      (unsigned long long)made);
+	CHECK(drain_thread_memory(dt) >= 9 * (256u << 10), "it holds them as spares: %llu bytes",
+	      (unsigned long long)drain_thread_memory(dt));
 	/* Two quiet windows later the spares are gone: a burst makes its
 	 * blocks again. */
 	for (int i = 0; i < 3; i++) {
@@ -158,6 +160,9 @@ int main(void)
 		drain_thread_take(dt, 0, 0, consume_none, NULL);
 		usleep(2100 * 1000);
 	}
+	CHECK(drain_thread_memory(dt) <= 2 * ((256u << 10) + 64),
+	      "two quiet windows later it holds at most two blocks: %llu bytes",
+	      (unsigned long long)drain_thread_memory(dt));
 	for (int i = 0; i < 90; i++)
 		drain_thread_push(dt, big, sizeof(big));
 	drain_thread_flush(dt);

@@ -1,5 +1,5 @@
 /* test_fifo_arena.c - items freed in order reuse their chunks: a steady
- * stream allocates nothing once warm. */
+ * stream allocates nothing once warm; the arena says what it holds. */
 #include <stdint.h>
 #include <string.h>
 
@@ -40,9 +40,19 @@ int main(void)
 	CHECK(ok, "items are 8-aligned and keep their bytes until released");
 	CHECK(fifo_arena_chunks_made(a) <= 4, "100k items later, no more chunks (%zu)",
 	      fifo_arena_chunks_made(a));
+	size_t warm = fifo_arena_memory(a);
+
+	CHECK(warm >= 4096 && warm <= fifo_arena_chunks_made(a) * (4096 + 64),
+	      "it holds its chunks: %zu bytes", warm);
 	void *big = fifo_arena_alloc(a, 10000);
 	CHECK(big != NULL, "an item bigger than a chunk gets its own");
 	memset(big, 1, 10000);
+	CHECK(fifo_arena_memory(a) >= warm + 10000, "and holds it too");
+	for (int i = 0; i < 33; i++)
+		fifo_arena_release_oldest(a);
+	CHECK(fifo_arena_memory(a) <= 2 * (4096 + 64) + 10000 + 64,
+	      "all released, it keeps two spare chunks and the empty last one (%zu bytes)",
+	      fifo_arena_memory(a));
 	fifo_arena_free(a);
 	TAP_DONE();
 }

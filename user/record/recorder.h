@@ -39,7 +39,7 @@ struct recorder_config {
 	 * (info), and with NULL when that pid runs another program. */
 	void (*on_jvm)(void *ctx, pid_t pid, const struct sp_hotspot_info *info);
 	void *ctx;
-	struct drain_thread *drain;     /* whose queue feeds the recorder (memory figures); or NULL */
+	struct drain_thread *drain;     /* feeds the recorder (for memory figures); or NULL */
 };
 
 /* NULL (with a message) on failure. */

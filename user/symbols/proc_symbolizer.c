@@ -264,7 +264,8 @@ enum proc_sym_result proc_symbolizer_resolve_fresh(struct proc_symbolizer *ps, u
 {
 	enum proc_sym_result result = proc_symbolizer_resolve(ps, addr, out);
 
-	if (result != PROC_SYM_UNMAPPED || monotonic_ns() - ps->last_refresh_ns < ps->unmapped_wait_ns ||
+	if (result != PROC_SYM_UNMAPPED ||
+	    monotonic_ns() - ps->last_refresh_ns < ps->unmapped_wait_ns ||
 	    proc_symbolizer_refresh(ps) <= 0)
 		return result;
 	result = proc_symbolizer_resolve(ps, addr, out);
