@@ -824,12 +824,18 @@ static int save_tree(const struct profile_outputs *outs, const struct folded_tre
 	return err;
 }
 
+/* The tree under layer top of kind: the layer before it, or saved[]. */
+static struct count_spill_ref *layer_below(struct profile_output *o, int kind, int top)
+{
+	return top ? &o->layers->ref[kind][top - 1] : &o->saved[kind];
+}
+
 /* Merges o's newest layer of kind into the one below it.  0 or -errno. */
 static int merge_layer(struct profile_outputs *outs, struct profile_output *o, int kind)
 {
 	struct saved_layers *l = o->layers;
 	int top = --l->n[kind];
-	struct count_spill_ref *below = top ? &l->ref[kind][top - 1] : &o->saved[kind];
+	struct count_spill_ref *below = layer_below(o, kind, top);
 	struct count_spill_ref merged;
 	struct folded_tree *t;
 	int err;
@@ -852,13 +858,13 @@ static int merge_layer(struct profile_outputs *outs, struct profile_output *o, i
 	return err;
 }
 
-static bool merge_due(const struct profile_output *o, int kind)
+static bool merge_due(struct profile_output *o, int kind)
 {
 	const struct saved_layers *l = o->layers;
 	int top = l->n[kind] - 1;
-	const struct count_spill_ref *below = top ? &l->ref[kind][top - 1] : &o->saved[kind];
 
-	return top >= 0 && (l->n[kind] == SAVED_LAYERS || l->ref[kind][top].bytes >= below->bytes);
+	return top >= 0 && (l->n[kind] == SAVED_LAYERS ||
+			    l->ref[kind][top].bytes >= layer_below(o, kind, top)->bytes);
 }
 
 /* An epoch ends: o's counts are saved as a new layer and its profiles
