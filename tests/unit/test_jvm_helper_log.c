@@ -806,6 +806,61 @@ static void test_continued_file(void)
 	jvm_helper_log_free(log);
 }
 
+/* A follower keeps the numbers a continued file restates and drops those
+ * below its first N: the helper's table started afresh there, so a JVM
+ * that keeps loading classes no longer grows the array for its whole life.
+ * A file that restates from number 1 (the table never started afresh)
+ * keeps them all. */
+static void test_continued_file_drops_numbers(void)
+{
+	for (int restart = 1; restart >= 0; restart--) {
+		struct jvm_helper_log *log = jvm_helper_log_new();
+		const struct jvm_helper_log_stats *st = jvm_helper_log_get_stats(log);
+		size_t before, after;
+		char line[64];
+		struct frame f[8];
+		int n;
+
+		feed(log, "H 1 42 1000 start 17.0.15\n");
+		for (int i = 1; i <= 20000; i++) {
+			snprintf(line, sizeof(line), "N %d m.M%d\n", i, i % 50);
+			feed(log, line);
+		}
+		feed(log, "G 9000\n");
+		jvm_helper_log_jit_memory(log, &before);
+		jvm_helper_log_next_file(log);
+		feed(log, restart ? "H 1 42 9000 continued 17.0.15\nN 19999 m.M49\nN 20000 m.M0\n"
+				    "R 9000 snapshot\n"
+				  : "H 1 42 9000 continued 17.0.15\nN 1 m.M1\nN 2 m.M2\n"
+				    "R 9000 snapshot\n");
+		feed(log, "N 20001 n.New\nL 9500 5 50000 80 c.Compiled\n"
+			  "J 5 0 8 20001 19999\nJ 5 8 16 3\n");
+		jvm_helper_log_jit_memory(log, &after);
+		n = jvm_helper_log_resolve(log, 0x50004, 9600, f, 8);
+		CHECK(n == 3 && !strcmp(f[0].name, "n.New") && !strcmp(f[1].name, "m.M49") &&
+		      !strcmp(f[2].name, "c.Compiled"),
+		      "%s: numbers restated and new still name frames (%d)",
+		      restart ? "afresh" : "from 1", n);
+		if (restart) {
+			CHECK(before > after + (128 << 10),
+			      "the numbers below the first restated go: names %zu -> %zu bytes",
+			      before, after);
+			n = jvm_helper_log_resolve(log, 0x5000c, 9600, f, 8);
+			CHECK(st->malformed == 1 && n == 1,
+			      "a record naming a dropped number is refused (malformed %llu, %d frames)",
+			      (unsigned long long)st->malformed, n);
+		} else {
+			CHECK(after >= before, "all numbers stay: names %zu -> %zu bytes", before,
+			      after);
+			n = jvm_helper_log_resolve(log, 0x5000c, 9600, f, 8);
+			CHECK(!st->malformed && n == 2 && !strcmp(f[0].name, "m.M3"),
+			      "an old number still names a frame (malformed %llu)",
+			      (unsigned long long)st->malformed);
+		}
+		jvm_helper_log_free(log);
+	}
+}
+
 int main(void)
 {
 	test_forget();
@@ -817,6 +872,7 @@ int main(void)
 	test_inline_and_types();
 	test_numbered_inline();
 	test_continued_file();
+	test_continued_file_drops_numbers();
 	test_reuse();
 	test_malformed();
 	test_threads();

@@ -62,6 +62,7 @@ struct jvm_helper_log {
 	int follow;                  /* a G record: the log goes on in a new file */
 	int restating;               /* in that file: 1 until its restated part ends,
 				      * 2 for good when its header is wrong */
+	int restated_numbers;        /* its first restated N record was seen */
 	struct jit_code *code;
 	struct thread_history *threads;
 
@@ -109,6 +110,29 @@ static int add_numbered(struct jvm_helper_log *log, uint64_t number, const char 
 		return -ENOMEM;
 	log->numbered[log->nnumbered++] = name;
 	return 0;
+}
+
+/* A continued file restates the numbers in use, from its first N record
+ * on: the helper's table started afresh below that (tools/jvmti/
+ * method_ids.h), so no record to come names an older number.  Dropping
+ * them keeps this array to the helper's table (2^18 numbers at most)
+ * instead of every number a JVM that keeps loading classes ever gave.
+ * (A method compiled before the table started afresh keeps J records with
+ * older numbers; a reader that starts on the new file cannot name those
+ * either, and they count as unreadable.) */
+static void drop_numbers_below(struct jvm_helper_log *log, uint64_t first)
+{
+	size_t drop;
+
+	if (first <= log->number_base || first - log->number_base > log->nnumbered)
+		return;
+	drop = first - log->number_base;
+	memmove(log->numbered, log->numbered + drop,
+		(log->nnumbered - drop) * sizeof(*log->numbered));
+	log->nnumbered -= drop;
+	log->number_base = first;
+	shrink_array((void **)&log->numbered, &log->capnumbered, log->nnumbered,
+		     sizeof(*log->numbered));
 }
 
 /* J: an I record with offsets from its method's start and numbered names.
@@ -289,13 +313,22 @@ size_t jvm_helper_log_feed(struct jvm_helper_log *log, const char *buf, size_t l
 			/* Restated: known from the file before (its G came
 			 * after all of it), and not worth parsing (megabytes a
 			 * rotation on an executor), but for where live
-			 * methods' deferred inlined frames now lie. */
+			 * methods' deferred inlined frames now lie and the
+			 * first number still in use. */
 			log->stats.restated++;
 			if (buf[done] == 'J' && log->fd >= 0 &&
 			    !helper_log_parse_line(log->names, log->thread_names, buf + done, linelen,
 						   &rec) &&
 			    rec.kind == HELPER_RECORD_INLINE_NUMBERS)
 				defer_inline(log, rec.inl_numbers.id, linelen);
+			if (buf[done] == 'N' && !log->restated_numbers && log->restating == 1 &&
+			    log->stats.header_seen &&
+			    !helper_log_parse_line(log->names, log->thread_names, buf + done, linelen,
+						   &rec) &&
+			    rec.kind == HELPER_RECORD_NAME) {
+				log->restated_numbers = 1;
+				drop_numbers_below(log, rec.name.number);
+			}
 		} else if (helper_log_parse_line(log->names, log->thread_names, buf + done, linelen,
 						 &rec) < 0 ||
 			   file_record(log, &rec, linelen) < 0) {
@@ -508,6 +541,7 @@ void jvm_helper_log_next_file(struct jvm_helper_log *log)
 {
 	log->follow = 0;
 	log->restating = 1;
+	log->restated_numbers = 0;
 	log->span_id = 0;
 	log->stats.header_seen = 0;
 	log->stats.files++;
