@@ -15,7 +15,7 @@
 #include "base/grow_array.h"
 #include "base/stack_table.h"
 #include "base/strmap.h"
-#include "output/count_spill.h"
+#include "base/spill_file.h"
 #include "output/flame_page.h"
 #include "output/flame_tree.h"
 #include "output/folded.h"
@@ -50,14 +50,14 @@ struct profile_output {
 	 * into one tree a kind, and (layers) what later epochs saved, not yet
 	 * merged into it.  NULL until an epoch saves while it runs; parking
 	 * merges them all into saved. */
-	struct count_spill_ref saved[PROFILE_KINDS];
+	struct spill_ref saved[PROFILE_KINDS];
 	struct saved_layers *layers;
 	uint64_t cpu_period_ns;         /* what one on-CPU sample weighs in .wall */
 	struct jfr_writer *jfr;         /* opened at the first sample */
 	bool jfr_failed;                /* reported once; the folded files go on */
 	bool jfr_on_disk;               /* a parked output's JFR file: append to it */
 	bool parked;                    /* files written, counts in the spill file */
-	struct count_spill_ref jfr_keys;   /* its JFR writer's key state */
+	struct spill_ref jfr_keys;   /* its JFR writer's key state */
 	int errors[OUTPUT_FILE_KINDS];  /* -errno of each file that failed */
 	uint64_t wall_carry_ns;         /* time not yet written as a JFR wall sample */
 	uint64_t last_sample_ns;        /* newest sample time */
@@ -77,7 +77,7 @@ struct profile_output {
 #define SAVED_LAYERS 8
 
 struct saved_layers {
-	struct count_spill_ref ref[PROFILE_KINDS][SAVED_LAYERS];
+	struct spill_ref ref[PROFILE_KINDS][SAVED_LAYERS];
 	int n[PROFILE_KINDS];
 };
 
@@ -113,7 +113,7 @@ struct profile_outputs {
 	size_t retired_failed;          /* retired outputs with a file not written */
 	bool told_unreadable;           /* a record did not read back: said once */
 	uint64_t newest_sample_ns, last_sweep_ns;
-	struct count_spill *spill;      /* saved trees of counts, JFR key states */
+	struct spill_file *spill;      /* saved trees of counts, JFR key states */
 	bool parking_off;               /* a write or the spill failed: keep all in memory */
 	uint64_t epochs;                /* times the stack table was started afresh */
 	uint64_t epoch_ns, epoch_longest_ns; /* time they took, all and the longest */
@@ -206,7 +206,7 @@ struct profile_outputs *profile_outputs_new(const struct output_settings *settin
 	outs->settings.dir = outs->dir;
 	outs->by_name = strmap_new();
 	outs->stacks = stack_table_new();
-	outs->spill = count_spill_new(settings->dir);
+	outs->spill = spill_file_new(settings->dir, "counts");
 	outs->jfr_stacks = (struct jfr_stack_source){ table_frames, outs };
 	if (!outs->dir || !outs->by_name || !outs->stacks || !outs->spill) {
 		profile_outputs_free(outs);
@@ -222,7 +222,7 @@ void profile_outputs_free(struct profile_outputs *outs)
 	if (outs->by_name)
 		strmap_free(outs->by_name, output_free);
 	stack_table_free(outs->stacks);
-	count_spill_free(outs->spill);
+	spill_file_free(outs->spill);
 	free(outs->places);
 	free(outs->retired_index);
 	free(outs->dir);
@@ -324,7 +324,7 @@ struct retired_head {
 	uint64_t text_bytes;
 	uint8_t jfr_failed, jfr_on_disk;
 	uint64_t cpu_period_ns, wall_carry_ns, last_sample_ns;
-	struct count_spill_ref saved[PROFILE_KINDS], jfr_keys;
+	struct spill_ref saved[PROFILE_KINDS], jfr_keys;
 	int32_t errors[OUTPUT_FILE_KINDS];
 	struct output_stats stats;
 };
@@ -379,11 +379,11 @@ static struct profile_output *output_from_record(const void *data, size_t len,
 static struct profile_output *read_retired(struct profile_outputs *outs, uint32_t seq, int *err)
 {
 	uint64_t place = outs->places[seq];
-	struct count_spill_ref ref = { place >> 16, place & RECORD_MAX_BYTES };
+	struct spill_ref ref = { place >> 16, place & RECORD_MAX_BYTES };
 	struct profile_output *o;
 	void *data;
 
-	if ((*err = count_spill_get_bytes(outs->spill, &ref, &data)))
+	if ((*err = spill_file_get(outs->spill, &ref, &data)))
 		return NULL;
 	o = output_from_record(data, ref.bytes, seq, err);
 	free(data);
@@ -474,7 +474,7 @@ static int retire(struct profile_outputs *outs, struct profile_output *o)
 		.last_sample_ns = o->last_sample_ns, .jfr_keys = o->jfr_keys, .stats = o->stats,
 	};
 	size_t len = sizeof(h) + o->text_bytes;
-	struct count_spill_ref ref;
+	struct spill_ref ref;
 	char *rec;
 	int err;
 
@@ -487,7 +487,7 @@ static int retire(struct profile_outputs *outs, struct profile_output *o)
 		return -ENOMEM;
 	memcpy(rec, &h, sizeof(h));
 	memcpy(rec + sizeof(h), o->labels + o->nlabels, o->text_bytes);
-	err = count_spill_put_bytes(outs->spill, rec, len, &ref);
+	err = spill_file_put(outs->spill, rec, len, &ref);
 	free(rec);
 	if (err)
 		return err;
@@ -584,7 +584,7 @@ static int open_jfr(const struct profile_outputs *outs, struct profile_output *o
 		return err;
 	}
 	/* Appending: keys go on from those the file holds. */
-	if (o->jfr_on_disk && (err = count_spill_get_bytes(outs->spill, &o->jfr_keys, &keys)))
+	if (o->jfr_on_disk && (err = spill_file_get(outs->spill, &o->jfr_keys, &keys)))
 		return err;
 	jopts.keys = keys;
 	jopts.keys_len = o->jfr_keys.bytes;
@@ -768,14 +768,14 @@ static void sweep(struct profile_outputs *outs, const struct profile_output *kee
 
 /* Adds the tree saved at ref (if any) to t. */
 static int add_saved(const struct profile_outputs *outs, const struct profile_output *o,
-		     struct folded_tree *t, const struct count_spill_ref *ref)
+		     struct folded_tree *t, const struct spill_ref *ref)
 {
 	void *data;
 	int err;
 
 	if (!ref->bytes)
 		return 0;
-	if ((err = count_spill_get_bytes(outs->spill, ref, &data)))
+	if ((err = spill_file_get(outs->spill, ref, &data)))
 		return err;
 	err = folded_tree_add_saved(t, data, ref->bytes);
 	free(data);
@@ -810,7 +810,7 @@ static struct folded_tree *kind_tree(const struct profile_outputs *outs,
 
 /* Saves tree in the spill file: 0 or -errno, after an sp_err line. */
 static int save_tree(const struct profile_outputs *outs, const struct folded_tree *tree,
-		     struct count_spill_ref *ref)
+		     struct spill_ref *ref)
 {
 	void *data;
 	size_t len;
@@ -819,13 +819,13 @@ static int save_tree(const struct profile_outputs *outs, const struct folded_tre
 	if (err)
 		sp_err("saving counts in %s: %s", outs->dir, strerror(-err));
 	else
-		err = count_spill_put_bytes(outs->spill, data, len, ref);
+		err = spill_file_put(outs->spill, data, len, ref);
 	free(data);
 	return err;
 }
 
 /* The tree under layer top of kind: the layer before it, or saved[]. */
-static struct count_spill_ref *layer_below(struct profile_output *o, int kind, int top)
+static struct spill_ref *layer_below(struct profile_output *o, int kind, int top)
 {
 	return top ? &o->layers->ref[kind][top - 1] : &o->saved[kind];
 }
@@ -835,8 +835,8 @@ static int merge_layer(struct profile_outputs *outs, struct profile_output *o, i
 {
 	struct saved_layers *l = o->layers;
 	int top = --l->n[kind];
-	struct count_spill_ref *below = layer_below(o, kind, top);
-	struct count_spill_ref merged;
+	struct spill_ref *below = layer_below(o, kind, top);
+	struct spill_ref merged;
 	struct folded_tree *t;
 	int err;
 
@@ -875,7 +875,7 @@ static int save_running(const char *name, void *value, void *ctx)
 {
 	struct profile_outputs *outs = ctx;
 	struct profile_output *o = value;
-	struct count_spill_ref base[PROFILE_KINDS];
+	struct spill_ref base[PROFILE_KINDS];
 	struct saved_layers kept;
 	int err = 0;
 
@@ -1095,7 +1095,7 @@ static int write_html(const struct profile_outputs *outs, const struct profile_o
  * that writing holds as little memory as it can. */
 static void write_profile(const struct profile_outputs *outs, const struct profile_output *o,
 			  int kind, int page_kind, const char *suffix, uint64_t unit,
-			  int *folded_err, int *html_err, struct count_spill_ref *saves)
+			  int *folded_err, int *html_err, struct spill_ref *saves)
 {
 	struct flame_tree *flame = NULL;
 	struct folded_tree *tree;
@@ -1151,7 +1151,7 @@ static void write_profile(const struct profile_outputs *outs, const struct profi
 static int write_files(struct profile_outputs *outs, struct profile_output *o, bool parking)
 {
 	const struct output_settings *s = &outs->settings;
-	struct count_spill_ref saves[PROFILE_KINDS] = { { 0, 0 } }, *sv = parking ? saves : NULL;
+	struct spill_ref saves[PROFILE_KINDS] = { { 0, 0 } }, *sv = parking ? saves : NULL;
 	int *errs = o->errors, err;
 
 	write_profile(outs, o, PROFILE_CPU, PROFILE_CPU, ".folded", 1, &errs[OUTPUT_FOLDED],
@@ -1180,7 +1180,7 @@ static int write_files(struct profile_outputs *outs, struct profile_output *o, b
 		o->jfr = NULL;
 		o->jfr_on_disk = !errs[OUTPUT_JFR];
 		if (o->jfr_on_disk && parking &&
-		    (err = count_spill_put_bytes(outs->spill, keys, keys_len, &o->jfr_keys))) {
+		    (err = spill_file_put(outs->spill, keys, keys_len, &o->jfr_keys))) {
 			/* Without its keys the file takes no more chunks. */
 			o->jfr_failed = true;
 			errs[OUTPUT_JFR] = err;
@@ -1302,7 +1302,7 @@ void profile_outputs_memory(const struct profile_outputs *outs, struct output_me
 				       .epochs = outs->epochs, .epoch_ns = outs->epoch_ns,
 				       .epoch_longest_ns = outs->epoch_longest_ns,
 				       .epoch_bytes = outs->epoch_bytes,
-				       .spill_bytes = count_spill_bytes(outs->spill),
+				       .spill_bytes = spill_file_bytes(outs->spill),
 				       .outputs = outs->nplaces,
 				       .parked = outs->nretired,
 				       .retired_index = outs->nplaces * sizeof(*outs->places) +

@@ -13,7 +13,7 @@
  * (base/stack_table.h): a stack seen before is counted by id, with no
  * allocation.  An output without samples for 2 s writes its JFR chunk
  * and frees the chunk's buffers; after 5 s it writes all its files and
- * parks its counts in a temporary file (output/count_spill.h) as a saved
+ * parks its counts in a temporary file (base/spill_file.h) as a saved
  * text tree (folded.h), and then retires: the output itself (name, labels,
  * stats) goes to the same file as a record, so a finished stage holds
  * 8 bytes and an index slot, and stopping writes only the outputs still

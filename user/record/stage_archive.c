@@ -5,19 +5,19 @@
 
 #include "base/grow_array.h"
 #include "base/log.h"
-#include "output/count_spill.h"
+#include "base/spill_file.h"
 #include "record/stage_archive.h"
 
 /* One executor's batches in the file. */
 struct owner_batches {
 	const void *owner;
-	struct count_spill_ref *refs;
+	struct spill_ref *refs;
 	size_t n, cap;
 	size_t stages;
 };
 
 struct stage_archive {
-	struct count_spill *spill;
+	struct spill_file *spill;
 	struct owner_batches *owners;   /* a few executors: found by a scan */
 	size_t nowners, capowners;
 	bool failed;                    /* a write failed: stages stay in memory */
@@ -27,7 +27,7 @@ struct stage_archive *stage_archive_new(const char *dir)
 {
 	struct stage_archive *a = calloc(1, sizeof(*a));
 
-	if (!a || !(a->spill = count_spill_new(dir))) {
+	if (!a || !(a->spill = spill_file_new(dir, "stage counters"))) {
 		free(a);
 		errno = ENOMEM;
 		return NULL;
@@ -42,7 +42,7 @@ void stage_archive_free(struct stage_archive *a)
 	for (size_t i = 0; i < a->nowners; i++)
 		free(a->owners[i].refs);
 	free(a->owners);
-	count_spill_free(a->spill);
+	spill_file_free(a->spill);
 	free(a);
 }
 
@@ -62,7 +62,7 @@ int stage_archive_put(struct stage_archive *a, const void *owner, const struct s
 		      size_t n)
 {
 	struct owner_batches *b;
-	struct count_spill_ref ref;
+	struct spill_ref ref;
 	int err;
 
 	if (a->failed)
@@ -75,9 +75,9 @@ int stage_archive_put(struct stage_archive *a, const void *owner, const struct s
 		a->failed = true;
 		return -ENOMEM;
 	}
-	err = count_spill_put_bytes(a->spill, stats, n * sizeof(*stats), &ref);
+	err = spill_file_put(a->spill, stats, n * sizeof(*stats), &ref);
 	if (err) {
-		/* count_spill said why; what is in memory stays there. */
+		/* spill_file said why; what is in memory stays there. */
 		a->failed = true;
 		return err;
 	}
@@ -107,7 +107,7 @@ int stage_archive_get(struct stage_archive *a, const void *owner, const struct s
 		size_t count = b->refs[i].bytes / sizeof(*all);
 		void *data;
 
-		if (count_spill_get_bytes(a->spill, &b->refs[i], &data) || !data) {
+		if (spill_file_get(a->spill, &b->refs[i], &data) || !data) {
 			*unreadable += count;
 			continue;
 		}

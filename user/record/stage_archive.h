@@ -5,7 +5,7 @@
  * micro-batches, a job server) would grow the recorder by every stage's
  * counters.  The recorder hands each executor's idle stages
  * (stage_attribution_take_idle) to the archive, which writes them to a
- * temporary file in the output folder (output/count_spill.h) and keeps 16
+ * temporary file in the output folder (base/spill_file.h) and keeps 16
  * bytes a batch.  When a write fails, the stages stay in memory and the
  * archive takes no more.
  */

@@ -1,4 +1,4 @@
-/* count_spill.c - see count_spill.h. */
+/* spill_file.c - see spill_file.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -8,17 +8,18 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "output/count_spill.h"
+#include "base/spill_file.h"
 
-struct count_spill {
+struct spill_file {
 	char *dir;
+	const char *what;
 	int fd;
 	uint64_t end;
 };
 
-struct count_spill *count_spill_new(const char *dir)
+struct spill_file *spill_file_new(const char *dir, const char *what)
 {
-	struct count_spill *s = calloc(1, sizeof(*s));
+	struct spill_file *s = calloc(1, sizeof(*s));
 
 	if (!s || !(s->dir = strdup(dir))) {
 		free(s);
@@ -26,10 +27,11 @@ struct count_spill *count_spill_new(const char *dir)
 		return NULL;
 	}
 	s->fd = -1;
+	s->what = what;
 	return s;
 }
 
-void count_spill_free(struct count_spill *s)
+void spill_file_free(struct spill_file *s)
 {
 	if (!s)
 		return;
@@ -39,7 +41,7 @@ void count_spill_free(struct count_spill *s)
 	free(s);
 }
 
-static int open_file(struct count_spill *s)
+static int open_file(struct spill_file *s)
 {
 	char path[PATH_MAX];
 	int err;
@@ -56,14 +58,14 @@ static int open_file(struct count_spill *s)
 	}
 	if (s->fd < 0) {
 		err = -errno;
-		sp_err("saving counts in %s: %s", s->dir, strerror(-err));
+		sp_err("saving %s in %s: %s", s->what, s->dir, strerror(-err));
 		return err;
 	}
 	return 0;
 }
 
-int count_spill_put_bytes(struct count_spill *s, const void *data, size_t len,
-			  struct count_spill_ref *ref)
+int spill_file_put(struct spill_file *s, const void *data, size_t len,
+			  struct spill_ref *ref)
 {
 	int err = open_file(s);
 	ssize_t w;
@@ -73,7 +75,7 @@ int count_spill_put_bytes(struct count_spill *s, const void *data, size_t len,
 	w = pwrite(s->fd, data, len, (off_t)s->end);
 	if (w != (ssize_t)len) {
 		err = w < 0 ? -errno : -ENOSPC;
-		sp_err("saving counts in %s: %s", s->dir, strerror(-err));
+		sp_err("saving %s in %s: %s", s->what, s->dir, strerror(-err));
 		return err;
 	}
 	ref->offset = s->end;
@@ -82,7 +84,7 @@ int count_spill_put_bytes(struct count_spill *s, const void *data, size_t len,
 	return 0;
 }
 
-int count_spill_get_bytes(struct count_spill *s, const struct count_spill_ref *ref, void **data)
+int spill_file_get(struct spill_file *s, const struct spill_ref *ref, void **data)
 {
 	ssize_t r;
 
@@ -92,14 +94,14 @@ int count_spill_get_bytes(struct count_spill *s, const struct count_spill_ref *r
 	if (s->fd < 0)
 		return -EBADF;
 	if (!(*data = malloc(ref->bytes))) {
-		sp_err("reading saved counts back from %s: %s", s->dir, strerror(ENOMEM));
+		sp_err("reading %s back from %s: %s", s->what, s->dir, strerror(ENOMEM));
 		return -ENOMEM;
 	}
 	r = pread(s->fd, *data, ref->bytes, (off_t)ref->offset);
 	if (r != (ssize_t)ref->bytes) {
 		int err = r < 0 ? -errno : -EIO;
 
-		sp_err("reading saved counts back from %s: %s", s->dir, strerror(-err));
+		sp_err("reading %s back from %s: %s", s->what, s->dir, strerror(-err));
 		free(*data);
 		*data = NULL;
 		return err;
@@ -107,7 +109,20 @@ int count_spill_get_bytes(struct count_spill *s, const struct count_spill_ref *r
 	return 0;
 }
 
-uint64_t count_spill_bytes(const struct count_spill *spill)
+long spill_file_read(struct spill_file *s, uint64_t offset, void *buf, size_t len)
+{
+	ssize_t r = s->fd >= 0 ? pread(s->fd, buf, len, (off_t)offset) : -1;
+
+	if (r < 0) {
+		int err = s->fd >= 0 ? -errno : -EBADF;
+
+		sp_err("reading %s back from %s: %s", s->what, s->dir, strerror(-err));
+		return err;
+	}
+	return (long)r;
+}
+
+uint64_t spill_file_bytes(const struct spill_file *spill)
 {
 	return spill->end;
 }

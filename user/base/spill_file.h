@@ -1,0 +1,42 @@
+/* spill_file.h - where a recording keeps what it took out of memory: the
+ * outputs' saved count trees and JFR key states, the stage archive, the
+ * names of large symbol tables.  A temporary file in the output folder,
+ * unnamed (O_TMPFILE) or unlinked at once, so nothing is left behind and
+ * nobody else can open it.  It only grows: a blob is written once and
+ * read back when needed.  One user (thread) per file.
+ */
+#ifndef SPARKPROF_SPILL_FILE_H
+#define SPARKPROF_SPILL_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct spill_file;
+
+/* Where a blob lies in the file. */
+struct spill_ref {
+	uint64_t offset;
+	uint64_t bytes;
+};
+
+/* The file is made on the first put.  what names its contents in error
+ * messages ("counts"); it must outlive the file.  NULL with errno ENOMEM. */
+struct spill_file *spill_file_new(const char *dir, const char *what);
+void spill_file_free(struct spill_file *spill);
+
+/* put copies len bytes to the file (*ref says where); get gives a
+ * malloc'd copy (*data NULL for none).  0 or -errno (-EIO for a short
+ * read), after an sp_err line naming the folder. */
+int spill_file_put(struct spill_file *spill, const void *data, size_t len,
+			  struct spill_ref *ref);
+int spill_file_get(struct spill_file *spill, const struct spill_ref *ref,
+			  void **data);
+
+/* Reads up to len bytes at offset into buf: the count read (short past
+ * the end), or -errno after an sp_err line. */
+long spill_file_read(struct spill_file *spill, uint64_t offset, void *buf, size_t len);
+
+/* The file's size: every blob put so far. */
+uint64_t spill_file_bytes(const struct spill_file *spill);
+
+#endif
