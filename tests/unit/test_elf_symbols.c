@@ -1,5 +1,6 @@
 /* test_elf_symbols.c - ELF function symbols: a test program (PIE and
- * non-PIE), a stripped shared library, the vDSO, bad images, demangling. */
+ * non-PIE), a stripped shared library, the vDSO, bad images, demangling,
+ * libjvm's names kept in a spill file. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -8,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/spill_file.h"
 #include "shell_tools.h"
 #include "symbols/demangle.h"
 #include "symbols/elf_symbols.h"
@@ -310,6 +313,88 @@ static void test_demangle(void)
 	CHECK(demangle_symbol("_Z!!bogus") == NULL, "invalid mangled name: NULL");
 }
 
+/* Every symbol named at file offsets step apart in both tables; how many
+ * were, -1 on the first difference. */
+static int same_names(struct elf_symbols *a, struct elf_symbols *b, uint64_t size, uint64_t step)
+{
+	int named = 0;
+
+	for (uint64_t off = 0; off < size; off += step) {
+		uint64_t v, ia = 0, ib = 0;
+		const char *na, *nb;
+
+		if (!elf_symbols_offset_to_vaddr(a, off, &v))
+			continue;
+		na = elf_symbols_lookup(a, v, &ia);
+		nb = elf_symbols_lookup(b, v, &ib);
+		if (!na != !nb || (na && (strcmp(na, nb) || ia != ib))) {
+			printf("# at 0x%" PRIx64 ": %s / %s\n", v, na ? na : "-", nb ? nb : "-");
+			return -1;
+		}
+		named += na != NULL;
+	}
+	return named;
+}
+
+/* A large table's names moved to a spill file read back the same names
+ * (libjvm's C++ names, demangled), and the memory they took is gone; a
+ * move after a lookup, or into a file that cannot be made, leaves them. */
+static void test_names_in_spill_file(void)
+{
+	char path[512] = "", dir[600], missing[600];
+	FILE *p = popen("ls /usr/lib/jvm/*/lib/server/libjvm.so 2>/dev/null | head -1", "r");
+	struct elf_symbols *kept, *moved, *late;
+	struct spill_file *spill, *nowhere;
+	size_t names, before;
+	struct stat st;
+	int n;
+
+	if (p && fgets(path, sizeof(path), p))
+		path[strcspn(path, "\n")] = 0;
+	if (!p || stat(path, &st)) {
+		CHECK(0, "a JDK's libjvm.so under /usr/lib/jvm (make deps installs one)");
+		if (p)
+			pclose(p);
+		return;
+	}
+	pclose(p);
+	snprintf(dir, sizeof(dir), "%s/spill", tmpdir);
+	snprintf(missing, sizeof(missing), "%s/no/such/folder", tmpdir);
+	mkdir(dir, 0700);
+	kept = load_path(path);
+	moved = load_path(path);
+	late = load_path(path);
+	spill = spill_file_new(dir, "symbol names");
+	nowhere = spill_file_new(missing, "symbol names");
+	if (!kept || !moved || !late || !spill || !nowhere) {
+		CHECK(0, "load %s three times", path);
+		goto out;
+	}
+	names = elf_symbols_names_bytes(moved);
+	before = elf_symbols_memory(moved);
+	CHECK(names > (1u << 20), "%s: %zu KiB of names in memory", path, names >> 10);
+	CHECK(elf_symbols_move_names(moved, spill) == 0 && !elf_symbols_names_bytes(moved) &&
+	      elf_symbols_memory(moved) == before - names && spill_file_bytes(spill) == names,
+	      "moved to the spill file: %zu KiB of memory left of %zu",
+	      elf_symbols_memory(moved) >> 10, before >> 10);
+	n = same_names(kept, moved, (uint64_t)st.st_size, 251);
+	CHECK(n > 20000, "the same names read back (%d symbols compared)", n);
+	CHECK_STR(elf_symbols_lookup(moved, nm_symbol_value(path, "_ZN10JavaThread17thread_main_innerEv",
+							  false), NULL),
+		  "JavaThread::thread_main_inner", "a C++ name read back and demangled");
+	CHECK(elf_symbols_move_names(kept, spill) == -EBUSY && elf_symbols_names_bytes(kept) == names,
+	      "after a lookup the names stay");
+	CHECK(elf_symbols_move_names(late, nowhere) < 0 && elf_symbols_names_bytes(late) == names &&
+	      same_names(kept, late, (uint64_t)st.st_size, 4093) > 1000,
+	      "a spill file that cannot be made: the names stay and still name");
+out:
+	elf_symbols_free(kept);
+	elf_symbols_free(moved);
+	elf_symbols_free(late);
+	spill_file_free(spill);
+	spill_file_free(nowhere);
+}
+
 int main(void)
 {
 	char cmd[1024], nopie[256];
@@ -331,6 +416,7 @@ int main(void)
 	test_vdso();
 	test_bad_images();
 	test_demangle();
+	test_names_in_spill_file();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
 	run(cmd);
 	TAP_DONE();

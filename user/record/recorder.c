@@ -27,6 +27,7 @@
 #include "record/stage_archive.h"
 #include "sampler/drain_thread.h"
 #include "spark/executor_stages.h"
+#include "symbols/binary_cache.h"
 #include "symbols/proc_symbolizer.h"
 #include "symbols/stack_resolver.h"
 
@@ -135,6 +136,11 @@ struct recorder *recorder_new(const struct recorder_config *cfg)
 				       : stack_resolver_new();
 	if (!rec->resolver)
 		goto fail;
+	/* libjvm's names alone take 2.3 MB, and few are ever shown. */
+	if (binary_cache_keep_names_in(stack_resolver_binaries(rec->resolver), cfg->output_dir)) {
+		sp_err("out of memory setting up the recording");
+		goto fail;
+	}
 	rec->executors = executor_stages_new(&executors);
 	if (!rec->executors)
 		goto fail;

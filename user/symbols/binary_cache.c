@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/spill_file.h"
 #include "proc/proc_root.h"
 #include "symbols/binary_cache.h"
 
@@ -38,8 +39,13 @@ struct binary_cache {
 	struct binary *vdso;
 	uint64_t vdso_size;
 	bool vdso_tried;
+	struct spill_file *names_file; /* large tables' names, when kept there */
+	bool names_file_failed;        /* said once: names stay in memory */
 	struct binary_cache_stats stats;
 };
+
+/* A table whose names take this much keeps them in the names file. */
+#define COLD_NAMES_MIN (64u << 10)
 
 static uint64_t hash_bytes(const void *p, size_t len)
 {
@@ -118,6 +124,24 @@ static void kv_free(struct kv_table *t)
 struct binary_cache *binary_cache_new(void)
 {
 	return calloc(1, sizeof(struct binary_cache));
+}
+
+int binary_cache_keep_names_in(struct binary_cache *bc, const char *dir)
+{
+	if (!bc->names_file && !(bc->names_file = spill_file_new(dir, "symbol names")))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Moves a new table's names to the names file when they are large. */
+static void keep_names_cold(struct binary_cache *bc, struct elf_symbols *es)
+{
+	size_t bytes = elf_symbols_names_bytes(es);
+
+	if (!bc->names_file || bc->names_file_failed || bytes < COLD_NAMES_MIN)
+		return;
+	if (elf_symbols_move_names(es, bc->names_file))
+		bc->names_file_failed = true;
 }
 
 const char *binary_cache_intern(struct binary_cache *bc, const char *s)
@@ -299,6 +323,8 @@ const struct binary *binary_cache_get(struct binary_cache *bc, pid_t pid,
 		if (debug)
 			elf_symbols_take_symbols(es, debug);
 	}
+	if (es)
+		keep_names_cold(bc, es);
 	if (es && own_table(bc, es) != 0) {
 		elf_symbols_free(es);
 		return NULL;
@@ -368,5 +394,6 @@ void binary_cache_free(struct binary_cache *bc)
 	kv_free(&bc->by_file);
 	kv_free(&bc->by_build_id);
 	kv_free(&bc->strings);
+	spill_file_free(bc->names_file);
 	free(bc);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "base/spill_file.h"
 #include "symbols/demangle.h"
 #include "symbols/elf_symbols.h"
 
@@ -48,8 +49,10 @@ struct elf_symbols {
 	struct elf_sym *syms;
 	size_t nsyms;
 	char **shown;        /* per symbol: readable name, made on first lookup */
-	char *names;
+	char *names;         /* NULL once moved to cold (elf_symbols_move_names) */
 	size_t names_len;
+	struct spill_file *cold;
+	uint64_t cold_at;    /* where names[0] went in cold */
 	struct elf_segment *segs;
 	size_t nsegs;
 	uint8_t build_id[ELF_BUILD_ID_MAX];
@@ -593,6 +596,54 @@ bool elf_symbols_offset_to_vaddr(const struct elf_symbols *es, uint64_t file_off
 	return true;
 }
 
+/* Whether symbol i's shown name is its raw name in names (not a copy). */
+static bool shown_is_raw(const struct elf_symbols *es, size_t i)
+{
+	return es->names && es->shown[i] == es->names + SYM_NAME(&es->syms[i]);
+}
+
+/* Names at most this long (add_symbol cuts at 4096, plus "@plt"). */
+#define RAW_NAME_MAX 4112
+
+/* Symbol i's raw name: in names, or read back from cold into buf.  NULL
+ * when it cannot be read (said once by the spill file). */
+static const char *raw_name(const struct elf_symbols *es, size_t i, char *buf, size_t cap)
+{
+	uint32_t at = SYM_NAME(&es->syms[i]);
+	long n;
+
+	if (es->names)
+		return es->names + at;
+	if (at >= es->names_len)
+		return NULL;
+	if (cap > es->names_len - at)
+		cap = es->names_len - at;
+	n = spill_file_read(es->cold, es->cold_at + at, buf, cap);
+	if (n <= 0 || !memchr(buf, '\0', (size_t)n))
+		return NULL;
+	return buf;
+}
+
+int elf_symbols_move_names(struct elf_symbols *es, struct spill_file *to)
+{
+	struct spill_ref ref;
+	int err;
+
+	if (!es->names || !es->names_len)
+		return 0;
+	/* Shown names that are raw point into names: copies first. */
+	for (size_t i = 0; i < es->nsyms; i++)
+		if (es->shown[i] && shown_is_raw(es, i))
+			return -EBUSY;
+	if ((err = spill_file_put(to, es->names, es->names_len, &ref)))
+		return err;
+	free(es->names);
+	es->names = NULL;
+	es->cold = to;
+	es->cold_at = ref.offset;
+	return 0;
+}
+
 const char *elf_symbols_lookup(struct elf_symbols *es, uint64_t vaddr, uint64_t *offset_in_sym)
 {
 	size_t lo = 0, hi;
@@ -616,10 +667,16 @@ const char *elf_symbols_lookup(struct elf_symbols *es, uint64_t vaddr, uint64_t 
 		if (vaddr - s->addr >= s->len)
 			continue;
 		if (!es->shown[i]) {
-			const char *raw = es->names + SYM_NAME(s);
-			char *readable = demangle_symbol(raw);
+			char buf[RAW_NAME_MAX];
+			const char *raw = raw_name(es, i, buf, sizeof(buf));
+			char *readable = raw ? demangle_symbol(raw) : NULL;
 
-			es->shown[i] = readable ? readable : (char *)raw;
+			if (readable)
+				es->shown[i] = readable;
+			else if (raw)
+				es->shown[i] = es->names ? (char *)raw : strdup(raw);
+			if (!es->shown[i])
+				return NULL;
 		}
 		if (offset_in_sym)
 			*offset_in_sym = vaddr - s->addr;
@@ -644,16 +701,22 @@ size_t elf_symbols_count(const struct elf_symbols *es)
 	return es ? es->nsyms : 0;
 }
 
+size_t elf_symbols_names_bytes(const struct elf_symbols *es)
+{
+	return es && es->names ? es->names_len : 0;
+}
+
 size_t elf_symbols_memory(const struct elf_symbols *es)
 {
 	size_t total = sizeof(*es);
 
 	if (!es)
 		return 0;
-	total += es->nsyms * (sizeof(*es->syms) + sizeof(*es->shown)) + es->names_len;
+	total += es->nsyms * (sizeof(*es->syms) + sizeof(*es->shown)) +
+		 (es->names ? es->names_len : 0);
 	total += es->nsegs * sizeof(*es->segs);
 	for (size_t i = 0; i < es->nsyms; i++)
-		if (es->shown[i] && es->shown[i] != es->names + SYM_NAME(&es->syms[i]))
+		if (es->shown[i] && !shown_is_raw(es, i))
 			total += strlen(es->shown[i]) + 1;
 	return total;
 }
@@ -673,9 +736,10 @@ void elf_symbols_take_symbols(struct elf_symbols *into, struct elf_symbols *from
 		};
 	/* The debug file has no PLT contents: keep the stubs found in into. */
 	for (size_t i = 0; b.syms && i < into->nsyms; i++) {
-		const char *name = into->names + SYM_NAME(&into->syms[i]);
+		char buf[RAW_NAME_MAX];
+		const char *name = raw_name(into, i, buf, sizeof(buf));
 
-		if ((into->syms[i].name & SYM_PLT) &&
+		if (name && (into->syms[i].name & SYM_PLT) &&
 		    add_symbol(from, &b, (struct sym_proto){ .addr = into->syms[i].addr,
 							     .size = into->syms[i].len,
 							     .rank = PLT_RANK },
@@ -683,7 +747,7 @@ void elf_symbols_take_symbols(struct elf_symbols *into, struct elf_symbols *from
 			break;
 	}
 	for (size_t i = 0; into->shown && i < into->nsyms; i++)
-		if (into->shown[i] && into->shown[i] != into->names + SYM_NAME(&into->syms[i]))
+		if (into->shown[i] && !shown_is_raw(into, i))
 			free(into->shown[i]);
 	free(into->shown);
 	free(into->names);
@@ -702,7 +766,7 @@ void elf_symbols_free(struct elf_symbols *es)
 	if (!es)
 		return;
 	for (size_t i = 0; es->shown && i < es->nsyms; i++)
-		if (es->shown[i] && es->shown[i] != es->names + SYM_NAME(&es->syms[i]))
+		if (es->shown[i] && !shown_is_raw(es, i))
 			free(es->shown[i]);
 	free(es->shown);
 	free(es->syms);
