@@ -62,7 +62,18 @@ struct jvm_helper_log {
 	int follow;                  /* a G record: the log goes on in a new file */
 	int restating;               /* in that file: 1 until its restated part ends,
 				      * 2 for good when its header is wrong */
-	int restated_numbers;        /* its first restated N record was seen */
+	int restated_numbers;        /* its first restated N record was seen, */
+	uint64_t restated_first;     /* with this number */
+	/* Which known numbers below it restated J records name: a bit per
+	 * number from number_base, a byte per old one.  NULL: out of memory,
+	 * nothing is dropped. */
+	uint8_t *wanted_bits, *wanted_old;
+	uint64_t wanted_span;        /* numbers the bits cover */
+	struct old_number {
+		uint64_t number;
+		const char *name;
+	} *old;                      /* those numbers, kept (by number) past the drop */
+	size_t nold;
 	struct jit_code *code;
 	struct thread_history *threads;
 
@@ -87,12 +98,23 @@ static int count_kept(int err, uint64_t *kept)
 	return err;
 }
 
+static int cmp_old_number(const void *a, const void *b)
+{
+	const struct old_number *x = a, *y = b;
+
+	return x->number < y->number ? -1 : x->number > y->number;
+}
+
 /* The name numbered n, NULL if none. */
 static const char *numbered_name(const struct jvm_helper_log *log, uint64_t n)
 {
-	return n >= log->number_base && n - log->number_base < log->nnumbered
-		       ? log->numbered[n - log->number_base]
-		       : NULL;
+	struct old_number key = { n, NULL }, *old;
+
+	if (n >= log->number_base)
+		return n - log->number_base < log->nnumbered ? log->numbered[n - log->number_base]
+							     : NULL;
+	old = log->nold ? bsearch(&key, log->old, log->nold, sizeof(key), cmp_old_number) : NULL;
+	return old ? old->name : NULL;
 }
 
 /* N: numbers come in order, so a name costs one pointer here.  They count
@@ -112,14 +134,48 @@ static int add_numbered(struct jvm_helper_log *log, uint64_t number, const char 
 	return 0;
 }
 
-/* A continued file restates the numbers in use, from its first N record
- * on: the helper's table started afresh below that (tools/jvmti/
- * method_ids.h), so no record to come names an older number.  Dropping
- * them keeps this array to the helper's table (2^18 numbers at most)
- * instead of every number a JVM that keeps loading classes ever gave.
- * (A method compiled before the table started afresh keeps J records with
- * older numbers; a reader that starts on the new file cannot name those
- * either, and they count as unreadable.) */
+/* ---- numbers across files ----
+ * A continued file restates the numbers in the helper's table, from its
+ * first N record on: the table started afresh below that (tools/jvmti/
+ * method_ids.h), and new records name no older number.  But it copies the
+ * J records of live methods as they were, and a method compiled before the
+ * table started afresh names older numbers.  So at the end of the restated
+ * part the numbers below the first go, except those its J records name:
+ * the array stays within the helper's table (2^18 numbers) plus what live
+ * code names, instead of every number a JVM that keeps loading classes
+ * ever gave. */
+
+/* The first restated N: room to note the numbers below it. */
+static void begin_restated_numbers(struct jvm_helper_log *log, uint64_t first)
+{
+	uint64_t known_end = log->number_base + log->nnumbered;
+
+	log->restated_numbers = 1;
+	log->restated_first = first;
+	log->wanted_span = first <= log->number_base ? 0
+			   : (first < known_end ? first : known_end) - log->number_base;
+	log->wanted_bits = calloc(log->wanted_span / 8 + 1, 1);
+	log->wanted_old = calloc(log->nold + 1, 1);
+}
+
+/* A restated J record: notes the known numbers it names below the first.
+ * Bounded by what is known, whatever the file holds. */
+static void note_restated_numbers(struct jvm_helper_log *log, const struct helper_record *r)
+{
+	if (!log->wanted_bits || !log->wanted_old)
+		return;
+	for (unsigned i = 0; i < r->inl_numbers.depth; i++) {
+		uint64_t n = r->inl_numbers.numbers[i];
+		struct old_number key = { n, NULL }, *o;
+
+		if (n >= log->number_base && n - log->number_base < log->wanted_span)
+			log->wanted_bits[(n - log->number_base) / 8] |= 1u << ((n - log->number_base) % 8);
+		else if (n < log->number_base && log->nold &&
+			 (o = bsearch(&key, log->old, log->nold, sizeof(key), cmp_old_number)))
+			log->wanted_old[o - log->old] = 1;
+	}
+}
+
 static void drop_numbers_below(struct jvm_helper_log *log, uint64_t first)
 {
 	size_t drop;
@@ -133,6 +189,50 @@ static void drop_numbers_below(struct jvm_helper_log *log, uint64_t first)
 	log->number_base = first;
 	shrink_array((void **)&log->numbered, &log->capnumbered, log->nnumbered,
 		     sizeof(*log->numbered));
+}
+
+/* Notes no more: the restated part ended, or its file did first. */
+static void forget_restated_numbers(struct jvm_helper_log *log)
+{
+	free(log->wanted_bits);
+	free(log->wanted_old);
+	log->wanted_bits = log->wanted_old = NULL;
+	log->restated_numbers = 0;
+}
+
+static bool wanted_bit(const struct jvm_helper_log *log, uint64_t i)
+{
+	return log->wanted_bits[i / 8] & (1u << (i % 8));
+}
+
+/* The restated part ended: keeps the old numbers it named, drops the rest. */
+static void end_restated_numbers(struct jvm_helper_log *log)
+{
+	struct old_number *old = NULL;
+	size_t nold = 0;
+
+	if (log->restated_numbers && log->wanted_bits && log->wanted_old) {
+		for (size_t i = 0; i < log->nold; i++)
+			nold += log->wanted_old[i];
+		for (uint64_t i = 0; i < log->wanted_span; i++)
+			nold += wanted_bit(log, i);
+		old = nold ? malloc(nold * sizeof(*old)) : NULL;
+		if (old || !nold) {
+			nold = 0;
+			for (size_t i = 0; i < log->nold; i++)   /* below number_base */
+				if (log->wanted_old[i])
+					old[nold++] = log->old[i];
+			for (uint64_t i = 0; i < log->wanted_span; i++)
+				if (wanted_bit(log, i))
+					old[nold++] = (struct old_number){ log->number_base + i,
+									   log->numbered[i] };
+			free(log->old);
+			log->old = old;
+			log->nold = nold;
+			drop_numbers_below(log, log->restated_first);
+		}
+	}
+	forget_restated_numbers(log);
 }
 
 /* J: an I record with offsets from its method's start and numbered names.
@@ -254,8 +354,10 @@ static int file_record(struct jvm_helper_log *log, const struct helper_record *r
 		return 0;
 	case HELPER_RECORD_SNAPSHOT_END:
 		see_time(log, r->ts);
-		if (log->restating == 1 && log->stats.header_seen)
+		if (log->restating == 1 && log->stats.header_seen) {
 			log->restating = 0;
+			end_restated_numbers(log);
+		}
 		return 0;
 	case HELPER_RECORD_CONTINUED:
 		see_time(log, r->ts);
@@ -313,22 +415,26 @@ size_t jvm_helper_log_feed(struct jvm_helper_log *log, const char *buf, size_t l
 			/* Restated: known from the file before (its G came
 			 * after all of it), and not worth parsing (megabytes a
 			 * rotation on an executor), but for where live
-			 * methods' deferred inlined frames now lie and the
-			 * first number still in use. */
+			 * methods' deferred inlined frames now lie, which
+			 * numbers the helper's table still holds (its first N)
+			 * and which older ones those frames name. */
 			log->stats.restated++;
-			if (buf[done] == 'J' && log->fd >= 0 &&
+			if (buf[done] == 'J' &&
+			    (log->fd >= 0 || log->restated_numbers) &&
 			    !helper_log_parse_line(log->names, log->thread_names, buf + done, linelen,
 						   &rec) &&
-			    rec.kind == HELPER_RECORD_INLINE_NUMBERS)
-				defer_inline(log, rec.inl_numbers.id, linelen);
+			    rec.kind == HELPER_RECORD_INLINE_NUMBERS) {
+				if (log->fd >= 0)
+					defer_inline(log, rec.inl_numbers.id, linelen);
+				if (log->restated_numbers)
+					note_restated_numbers(log, &rec);
+			}
 			if (buf[done] == 'N' && !log->restated_numbers && log->restating == 1 &&
 			    log->stats.header_seen &&
 			    !helper_log_parse_line(log->names, log->thread_names, buf + done, linelen,
 						   &rec) &&
-			    rec.kind == HELPER_RECORD_NAME) {
-				log->restated_numbers = 1;
-				drop_numbers_below(log, rec.name.number);
-			}
+			    rec.kind == HELPER_RECORD_NAME)
+				begin_restated_numbers(log, rec.name.number);
 		} else if (helper_log_parse_line(log->names, log->thread_names, buf + done, linelen,
 						 &rec) < 0 ||
 			   file_record(log, &rec, linelen) < 0) {
@@ -408,6 +514,9 @@ void jvm_helper_log_free(struct jvm_helper_log *log)
 		close(log->fd);
 	free(log->pending);
 	free(log->numbered);
+	free(log->wanted_bits);
+	free(log->wanted_old);
+	free(log->old);
 	jit_code_free(log->code);
 	thread_history_free(log->threads);
 	string_pool_free(log->names);
@@ -430,6 +539,10 @@ void jvm_helper_log_release(struct jvm_helper_log *log)
 	free(log->numbered);
 	log->numbered = NULL;
 	log->nnumbered = log->capnumbered = 0;
+	forget_restated_numbers(log);
+	free(log->old);
+	log->old = NULL;
+	log->nold = 0;
 	jit_code_free(log->code);
 	log->code = empty;
 }
@@ -541,7 +654,7 @@ void jvm_helper_log_next_file(struct jvm_helper_log *log)
 {
 	log->follow = 0;
 	log->restating = 1;
-	log->restated_numbers = 0;
+	forget_restated_numbers(log);   /* a file that ended inside its restated part */
 	log->span_id = 0;
 	log->stats.header_seen = 0;
 	log->stats.files++;
@@ -630,7 +743,8 @@ int jvm_helper_log_poll(struct jvm_helper_log *log)
 
 size_t jvm_helper_log_jit_memory(const struct jvm_helper_log *log, size_t *names)
 {
-	size_t n = string_pool_memory(log->names) + log->capnumbered * sizeof(*log->numbered);
+	size_t n = string_pool_memory(log->names) + log->capnumbered * sizeof(*log->numbered) +
+		   log->nold * sizeof(*log->old);
 
 	if (names)
 		*names = n;
