@@ -1,4 +1,5 @@
-/* test_kallsyms.c - kernel symbol table: synthetic files and the real one. */
+/* test_kallsyms.c - kernel symbol table: synthetic files and the real one,
+ * and the real one with its names in a spill file. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/spill_file.h"
 #include "symbols/kallsyms.h"
 #include "tap.h"
 
@@ -240,6 +242,51 @@ static void test_unprivileged(void)
 		CHECK(loaded == 1, "visible addresses (as user nobody): load works");
 }
 
+/* The real table with its names moved to a spill file names every text
+ * symbol /proc/kallsyms lists as the table in memory does, each name read
+ * back once (the same pointer after), and holds a megabyte less. */
+static void test_names_in_spill_file(void)
+{
+	char dir[] = "/tmp/sparkprof-test-ksyms-XXXXXX";
+	struct kallsyms *kept = kallsyms_load("/proc/kallsyms");
+	struct kallsyms *moved = kallsyms_load("/proc/kallsyms");
+	struct spill_file *spill = mkdtemp(dir) ? spill_file_new(dir, "kernel symbol names") : NULL;
+	FILE *f = fopen("/proc/kallsyms", "r");
+	size_t before, compared = 0, differ = 0;
+	char line[1024];
+
+	if (!kept || !moved || !spill || !f) {
+		CHECK(0, "load /proc/kallsyms twice and make a spill file in %s", dir);
+		goto out;
+	}
+	before = kallsyms_memory(moved);
+	CHECK(kallsyms_move_names(moved, spill) == 0 && spill_file_bytes(spill) > (1u << 20),
+	      "%llu KiB of names moved", (unsigned long long)spill_file_bytes(spill) >> 10);
+	CHECK(kallsyms_memory(moved) < before - (1u << 20), "memory %zu -> %zu KiB", before >> 10,
+	      kallsyms_memory(moved) >> 10);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		char type;
+
+		if (sscanf(line, "%llx %c", &addr, &type) != 2 || !strchr("tTwW", type))
+			continue;
+		const char *a = kallsyms_lookup(kept, addr), *b = kallsyms_lookup(moved, addr);
+
+		compared++;
+		if (!a != !b || (a && (strcmp(a, b) || kallsyms_lookup(moved, addr) != b)))
+			differ++;
+	}
+	CHECK(compared > 10000 && differ == 0, "%zu text symbols named alike, %zu differ", compared,
+	      differ);
+out:
+	if (f)
+		fclose(f);
+	kallsyms_free(kept);
+	kallsyms_free(moved);
+	spill_file_free(spill);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	test_synthetic();
@@ -248,5 +295,6 @@ int main(void)
 	test_real_padding();
 	test_background();
 	test_unprivileged();
+	test_names_in_spill_file();
 	TAP_DONE();
 }

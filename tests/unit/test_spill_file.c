@@ -1,7 +1,7 @@
 /* test_spill_file.c - blobs of bytes in the spill file, brought back
  * exactly and in any order: several in one file, one larger than a page,
  * none named in the folder; the file's size is theirs; a read of part of
- * one, short at the end. */
+ * one, short at the end; texts read back to their NUL. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -49,6 +49,17 @@ int main(void)
 	      !memcmp(part, big + 4096, sizeof(part)), "a read from inside a blob");
 	CHECK(spill_file_read(spill, rbig.offset + big_len - 5, part, sizeof(part)) == 5,
 	      "a read past the end is short");
+	struct spill_ref rtext;
+	const char texts[] = "kernel_clone\0do_syscall_64";   /* and its own NUL */
+	CHECK(spill_file_put(spill, texts, sizeof(texts), &rtext) == 0, "two texts saved");
+	CHECK(spill_file_read_text(spill, rtext.offset, sizeof(texts), part, sizeof(part)) == part &&
+	      !strcmp(part, "kernel_clone"), "the first text read back");
+	CHECK(spill_file_read_text(spill, rtext.offset + 13, sizeof(texts) - 13, part,
+				   sizeof(part)) == part && !strcmp(part, "do_syscall_64"),
+	      "the second, up to the blob's end");
+	CHECK(!spill_file_read_text(spill, rtext.offset, 5, part, sizeof(part)) &&
+	      !spill_file_read_text(spill, rtext.offset, sizeof(texts), part, 5),
+	      "a text longer than what is left, or than the buffer: NULL");
 	spill_file_free(spill);
 	free(big);
 	CHECK(rmdir(dir) == 0, "the folder is left empty");

@@ -13,6 +13,7 @@
 struct spill_file {
 	char *dir;
 	const char *what;
+	int read_said;       /* a failed read was reported (once: reads are many) */
 	int fd;
 	uint64_t end;
 };
@@ -116,10 +117,19 @@ long spill_file_read(struct spill_file *s, uint64_t offset, void *buf, size_t le
 	if (r < 0) {
 		int err = s->fd >= 0 ? -errno : -EBADF;
 
-		sp_err("reading %s back from %s: %s", s->what, s->dir, strerror(-err));
+		if (!s->read_said++)
+			sp_err("reading %s back from %s: %s", s->what, s->dir, strerror(-err));
 		return err;
 	}
 	return (long)r;
+}
+
+const char *spill_file_read_text(struct spill_file *s, uint64_t offset, uint64_t left,
+				 char *buf, size_t cap)
+{
+	long n = spill_file_read(s, offset, buf, left < cap ? (size_t)left : cap);
+
+	return n > 0 && memchr(buf, '\0', (size_t)n) ? buf : NULL;
 }
 
 uint64_t spill_file_bytes(const struct spill_file *spill)

@@ -33,8 +33,14 @@ int spill_file_get(struct spill_file *spill, const struct spill_ref *ref,
 			  void **data);
 
 /* Reads up to len bytes at offset into buf: the count read (short past
- * the end), or -errno after an sp_err line. */
+ * the end), or -errno (the first failure says why in an sp_err line). */
 long spill_file_read(struct spill_file *spill, uint64_t offset, void *buf, size_t len);
+
+/* The NUL-terminated text at offset, of at most min(left, cap) bytes with
+ * its NUL, read into buf: buf, or NULL when it is longer or cannot be
+ * read. */
+const char *spill_file_read_text(struct spill_file *spill, uint64_t offset, uint64_t left,
+				 char *buf, size_t cap);
 
 /* The file's size: every blob put so far. */
 uint64_t spill_file_bytes(const struct spill_file *spill);

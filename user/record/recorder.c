@@ -27,7 +27,6 @@
 #include "record/stage_archive.h"
 #include "sampler/drain_thread.h"
 #include "spark/executor_stages.h"
-#include "symbols/binary_cache.h"
 #include "symbols/proc_symbolizer.h"
 #include "symbols/stack_resolver.h"
 
@@ -136,8 +135,8 @@ struct recorder *recorder_new(const struct recorder_config *cfg)
 				       : stack_resolver_new();
 	if (!rec->resolver)
 		goto fail;
-	/* libjvm's names alone take 2.3 MB, and few are ever shown. */
-	if (binary_cache_keep_names_in(stack_resolver_binaries(rec->resolver), cfg->output_dir)) {
+	/* libjvm's names alone take 2.3 MB, the kernel's 1.8; few are shown. */
+	if (stack_resolver_keep_names_in(rec->resolver, cfg->output_dir)) {
 		sp_err("out of memory setting up the recording");
 		goto fail;
 	}

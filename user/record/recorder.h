@@ -29,7 +29,8 @@ struct recorder_config {
 	uint64_t launch_monotonic_ns;   /* when the command began (start-up) */
 	uint64_t resolve_delay_ns;
 	/* Kernel symbols to share (record/rotation: one table for every
-	 * interval); NULL: the recorder reads its own. */
+	 * interval, used on one thread: its names are read back into it);
+	 * NULL: the recorder reads its own. */
 	const struct kallsyms *kernel_symbols;
 	/* Called for each process seen for the first time, just before it is
 	 * inspected: the sampler stops forcing wake-ups for it and reports

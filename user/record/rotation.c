@@ -15,6 +15,7 @@
 #include "base/json_writer.h"
 #include "base/log.h"
 #include "base/path_util.h"
+#include "base/spill_file.h"
 #include "record/rotation.h"
 #include "symbols/kallsyms.h"
 
@@ -39,6 +40,7 @@ struct rotation {
 	struct interval *current;
 	struct interval *ended;        /* taking late records until its close delay is over */
 	struct kallsyms *kernel_symbols; /* read once, shared by every interval */
+	struct spill_file *kernel_names; /* where its names went, beside the intervals */
 	uint64_t next_index;
 	int close_error;               /* the first failure to write an interval */
 	struct rotation_totals totals;
@@ -315,7 +317,12 @@ int rotation_start(struct rotation *rot, uint64_t start_ns)
 	rot->cfg.recorder.start_realtime_ns += start_ns - rot->cfg.recorder.start_monotonic_ns;
 	rot->cfg.recorder.start_monotonic_ns = start_ns;
 	rot->current = interval_open(rot, start_ns, zero);
-	return rot->current ? 0 : -EIO;
+	if (!rot->current)
+		return -EIO;
+	/* The output folder exists now.  Failing, the names stay in memory. */
+	if ((rot->kernel_names = spill_file_new(rot->cfg.recorder.output_dir, "kernel symbol names")))
+		kallsyms_move_names(rot->kernel_symbols, rot->kernel_names);
+	return 0;
 }
 
 void rotation_free(struct rotation *rot)
@@ -331,6 +338,7 @@ void rotation_free(struct rotation *rot)
 		free(rot->ended);
 	}
 	kallsyms_free(rot->kernel_symbols);
+	spill_file_free(rot->kernel_names);
 	free(rot);
 }
 

@@ -39,7 +39,7 @@ struct binary_cache {
 	struct binary *vdso;
 	uint64_t vdso_size;
 	bool vdso_tried;
-	struct spill_file *names_file; /* large tables' names, when kept there */
+	struct spill_file *names_file; /* large tables' names, when kept there (not ours) */
 	bool names_file_failed;        /* said once: names stay in memory */
 	struct binary_cache_stats stats;
 };
@@ -126,11 +126,9 @@ struct binary_cache *binary_cache_new(void)
 	return calloc(1, sizeof(struct binary_cache));
 }
 
-int binary_cache_keep_names_in(struct binary_cache *bc, const char *dir)
+void binary_cache_keep_names_in(struct binary_cache *bc, struct spill_file *file)
 {
-	if (!bc->names_file && !(bc->names_file = spill_file_new(dir, "symbol names")))
-		return -ENOMEM;
-	return 0;
+	bc->names_file = file;
 }
 
 /* Moves a new table's names to the names file when they are large. */
@@ -394,6 +392,5 @@ void binary_cache_free(struct binary_cache *bc)
 	kv_free(&bc->by_file);
 	kv_free(&bc->by_build_id);
 	kv_free(&bc->strings);
-	spill_file_free(bc->names_file);
 	free(bc);
 }

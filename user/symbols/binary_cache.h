@@ -44,10 +44,11 @@ const struct binary *binary_cache_get(struct binary_cache *bc, pid_t pid,
  * image's mapped size, to check against a target's [vdso] mapping. */
 const struct binary *binary_cache_vdso(struct binary_cache *bc, uint64_t *size);
 
-/* From now on, tables whose names take 64 KiB or more keep them in a
- * temporary file in dir (elf_symbols_move_names), read back when a symbol
- * is first shown.  0 or -ENOMEM. */
-int binary_cache_keep_names_in(struct binary_cache *bc, const char *dir);
+/* From now on, tables whose names take 64 KiB or more keep them in file
+ * (elf_symbols_move_names), which must outlive the cache, and read them
+ * back when a symbol is first shown. */
+struct spill_file;
+void binary_cache_keep_names_in(struct binary_cache *bc, struct spill_file *file);
 
 /* A copy of s that lives as long as the cache; equal strings share one
  * copy.  NULL when out of memory. */

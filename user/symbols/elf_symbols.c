@@ -606,22 +606,16 @@ static bool shown_is_raw(const struct elf_symbols *es, size_t i)
 #define RAW_NAME_MAX 4112
 
 /* Symbol i's raw name: in names, or read back from cold into buf.  NULL
- * when it cannot be read (said once by the spill file). */
+ * when it cannot be read back (the spill file says why once). */
 static const char *raw_name(const struct elf_symbols *es, size_t i, char *buf, size_t cap)
 {
 	uint32_t at = SYM_NAME(&es->syms[i]);
-	long n;
 
 	if (es->names)
 		return es->names + at;
-	if (at >= es->names_len)
-		return NULL;
-	if (cap > es->names_len - at)
-		cap = es->names_len - at;
-	n = spill_file_read(es->cold, es->cold_at + at, buf, cap);
-	if (n <= 0 || !memchr(buf, '\0', (size_t)n))
-		return NULL;
-	return buf;
+	return at < es->names_len ? spill_file_read_text(es->cold, es->cold_at + at,
+							 es->names_len - at, buf, cap)
+				  : NULL;
 }
 
 int elf_symbols_move_names(struct elf_symbols *es, struct spill_file *to)

@@ -10,7 +10,10 @@
 
 #include "base/hex_digit.h"
 #include "base/log.h"
+#include "base/spill_file.h"
+#include "base/string_pool.h"
 #include "proc/file_slurp.h"
+#include "symbols/addr_cache.h"
 #include "symbols/kallsyms.h"
 
 /* A symbol longer than this is taken to be a gap (e.g. the last function of
@@ -29,11 +32,27 @@ struct ksym {
 	uint32_t order_then_len;
 };
 
+/* Names read back once they are in a spill file (kallsyms_move_names):
+ * each is interned when first looked up and found again by its offset. */
+struct cold_names {
+	struct spill_file *file;
+	uint64_t at;                /* where names[0] went */
+	struct string_pool *pool;
+	struct addr_cache by_offset;
+};
+
+/* Names remembered by offset after a move (24 bytes each); the pool keeps
+ * every name read, so one read again is the same pointer. */
+#define COLD_OFFSETS_MAX 16384
+/* Longer than the kernel's KSYM_NAME_LEN (512). */
+#define COLD_NAME_MAX 1024
+
 struct kallsyms {
 	struct ksym *syms;  /* text symbols, sorted, one per address */
 	size_t nsyms;
-	char *names;
+	char *names;        /* NULL once moved */
 	size_t names_len;
+	struct cold_names *cold;
 };
 
 /* Since Linux 6.2 (CALL_PADDING) each function follows a padding symbol,
@@ -249,6 +268,53 @@ struct kallsyms *kallsyms_load(const char *path)
 	return ks;
 }
 
+int kallsyms_move_names(struct kallsyms *ks, struct spill_file *to)
+{
+	struct cold_names *c;
+	struct spill_ref ref;
+	int err;
+
+	if (!ks->names)
+		return 0;
+	c = calloc(1, sizeof(*c));
+	if (!c || !(c->pool = string_pool_new())) {
+		free(c);
+		sp_err("kernel symbol names: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	if ((err = spill_file_put(to, ks->names, ks->names_len, &ref))) {
+		string_pool_free(c->pool);
+		free(c);
+		return err;
+	}
+	addr_cache_init(&c->by_offset, COLD_OFFSETS_MAX);
+	c->file = to;
+	c->at = ref.offset;
+	free(ks->names);
+	ks->names = NULL;
+	ks->cold = c;
+	return 0;
+}
+
+/* The name at offset off, read back and interned on first use; NULL when
+ * it cannot be read back (the spill file says why once). */
+static const char *cold_name(struct cold_names *c, uint32_t off, size_t names_len)
+{
+	const struct addr_cache_entry *e = addr_cache_find(&c->by_offset, off);
+	char buf[COLD_NAME_MAX];
+	const char *text, *name;
+
+	if (e)
+		return e->name;
+	text = off < names_len ? spill_file_read_text(c->file, c->at + off, names_len - off, buf,
+						      sizeof(buf))
+			       : NULL;
+	if (!text || !(name = string_pool_intern(c->pool, text, strlen(text))))
+		return NULL;
+	addr_cache_put(&c->by_offset, off, name, FRAME_KERNEL, 0);
+	return name;
+}
+
 const char *kallsyms_lookup(const struct kallsyms *ks, uint64_t addr)
 {
 	size_t lo = 0, hi;
@@ -266,6 +332,8 @@ const char *kallsyms_lookup(const struct kallsyms *ks, uint64_t addr)
 	}
 	if (addr - ks->syms[lo].addr >= ks->syms[lo].order_then_len)
 		return NULL;
+	if (!ks->names)
+		return cold_name(ks->cold, ks->syms[lo].name, ks->names_len);
 	return ks->names + ks->syms[lo].name;
 }
 
@@ -276,13 +344,23 @@ size_t kallsyms_count(const struct kallsyms *ks)
 
 size_t kallsyms_memory(const struct kallsyms *ks)
 {
-	return ks ? sizeof(*ks) + ks->nsyms * sizeof(*ks->syms) + ks->names_len : 0;
+	if (!ks)
+		return 0;
+	return sizeof(*ks) + ks->nsyms * sizeof(*ks->syms) + (ks->names ? ks->names_len : 0) +
+	       (ks->cold ? sizeof(*ks->cold) + string_pool_memory(ks->cold->pool) +
+				   addr_cache_memory(&ks->cold->by_offset)
+			 : 0);
 }
 
 void kallsyms_free(struct kallsyms *ks)
 {
 	if (!ks)
 		return;
+	if (ks->cold) {
+		string_pool_free(ks->cold->pool);
+		addr_cache_release(&ks->cold->by_offset);
+		free(ks->cold);
+	}
 	free(ks->syms);
 	free(ks->names);
 	free(ks);

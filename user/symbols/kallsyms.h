@@ -34,8 +34,18 @@ struct kallsyms *kallsyms_parse(const char *buf, size_t len);
 
 /* The name of the kernel function containing addr (module symbols too, with
  * the module left out, as perf shows them), or NULL when addr is not in
- * kernel text.  Valid until kallsyms_free. */
+ * kernel text (or its moved name cannot be read back).  Valid until
+ * kallsyms_free.  After kallsyms_move_names it changes the table (names
+ * read back are kept): one thread at a time. */
 const char *kallsyms_lookup(const struct kallsyms *ks, uint64_t addr);
+
+/* Moves the names to a spill file, which must outlive the table: 1.8 MB
+ * for a kernel's 120k text symbols, of which a recording shows a few
+ * thousand.  A name is read back when first looked up and kept; lookups
+ * then change the table, so one thread at a time.  0, or -errno with the
+ * names still in memory. */
+struct spill_file;
+int kallsyms_move_names(struct kallsyms *ks, struct spill_file *to);
 
 /* Number of text symbols kept. */
 size_t kallsyms_count(const struct kallsyms *ks);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "base/spill_file.h"
 #include "sparkprof_events.h"
 #include "symbols/addr_cache.h"
 #include "symbols/binary_cache.h"
@@ -37,6 +38,7 @@ struct stack_resolver {
 	struct kallsyms_loader *loading;   /* our own table, until the first kernel frame */
 	const struct kallsyms *kallsyms;
 	struct kallsyms *own_kallsyms;     /* NULL when shared */
+	struct spill_file *names_file;     /* NULL: symbol names stay in memory */
 	struct binary_cache *binaries;
 	struct addr_cache kernel_names; /* each kernel address looked up once */
 	struct stack_resolver_stats stats;
@@ -87,6 +89,7 @@ void stack_resolver_free(struct stack_resolver *r)
 		r->own_kallsyms = kallsyms_load_wait(r->loading);
 	kallsyms_free(r->own_kallsyms);
 	binary_cache_free(r->binaries);
+	spill_file_free(r->names_file);
 	addr_cache_release(&r->kernel_names);
 	free(r);
 }
@@ -94,6 +97,27 @@ void stack_resolver_free(struct stack_resolver *r)
 bool stack_resolver_kernel_ready(const struct stack_resolver *r)
 {
 	return kallsyms_load_done(r->loading);
+}
+
+/* Our own kernel table's names go to the names file once it is loaded. */
+static void take_own_kallsyms(struct stack_resolver *r)
+{
+	r->kallsyms = r->own_kallsyms = kallsyms_load_wait(r->loading);
+	r->loading = NULL;
+	if (r->own_kallsyms && r->names_file)
+		kallsyms_move_names(r->own_kallsyms, r->names_file);
+}
+
+int stack_resolver_keep_names_in(struct stack_resolver *r, const char *dir)
+{
+	if (r->names_file)
+		return 0;
+	if (!(r->names_file = spill_file_new(dir, "symbol names")))
+		return -ENOMEM;
+	binary_cache_keep_names_in(r->binaries, r->names_file);
+	if (r->own_kallsyms)
+		kallsyms_move_names(r->own_kallsyms, r->names_file);
+	return 0;
 }
 
 struct binary_cache *stack_resolver_binaries(struct stack_resolver *r)
@@ -217,11 +241,8 @@ size_t stack_resolver_resolve(struct stack_resolver *r, const struct user_names 
 {
 	size_t n = 0;
 
-	if (nkernel && r->loading) {
-		/* A kernel that cannot be read leaves its frames unnamed. */
-		r->kallsyms = r->own_kallsyms = kallsyms_load_wait(r->loading);
-		r->loading = NULL;
-	}
+	if (nkernel && r->loading)
+		take_own_kallsyms(r);   /* one that cannot be read leaves them unnamed */
 	for (size_t i = 0; i < nkernel && n < max; i++) {
 		/* A return address points after the call: look up the call. */
 		uint64_t addr = i ? kernel[i] - 1 : kernel[i];

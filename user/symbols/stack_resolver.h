@@ -44,6 +44,11 @@ void stack_resolver_free(struct stack_resolver *r);
  * frame will not wait for them. */
 bool stack_resolver_kernel_ready(const struct stack_resolver *r);
 
+/* From now on large symbol tables (our own kernel table, ELF files' from
+ * 64 KiB of names) keep their names in a temporary file in dir, read back
+ * when first shown.  0 or -ENOMEM. */
+int stack_resolver_keep_names_in(struct stack_resolver *r, const char *dir);
+
 struct binary_cache *stack_resolver_binaries(struct stack_resolver *r);
 
 /* Reads pid's maps while it is alive; its ELF files are loaded by
