@@ -110,7 +110,10 @@ def rss_kib(pid):
 def test_memory_stays_flat_across_intervals(tmp_path, jdks, agent_path):
     """About 15 intervals of 2 s with a JVM (helper, JIT churn from tasks)
     and a native spinner: the resident size after the warm-up does not grow
-    from the first half of the intervals to the second."""
+    from the first half of the intervals to the second.  Medians: an
+    interval's start loads libjvm's symbol table again, a spike of about
+    10 MB for a fraction of a second that a 0.25 s poll catches in one half
+    or the other, now that the steady size is about 10 MB."""
     classes = tmp_path / "classes"
     subprocess.run([os.path.join(jdks[17], "bin", "javac"), "-d", str(classes), JAVA_SRC],
                    check=True)
@@ -138,7 +141,8 @@ def test_memory_stays_flat_across_intervals(tmp_path, jdks, agent_path):
         remove_helper_files([java.pid])
     assert rec.returncode == 0, err
     assert len(rotation_check.complete_folders(out)) == 3
-    early = max(r for t, r in samples if 6 <= t < 18)
-    late = max(r for t, r in samples if 18 <= t < 31)
-    print(f"RSS peak, intervals 4-9: {early} KiB; intervals 10-16: {late} KiB")
-    assert late <= early * 1.10 + 4096, (early, late)
+    early = sorted(r for t, r in samples if 6 <= t < 18)
+    late = sorted(r for t, r in samples if 18 <= t < 31)
+    print(f"RSS median (peak), intervals 4-9: {early[len(early) // 2]} ({early[-1]}) KiB; "
+          f"intervals 10-16: {late[len(late) // 2]} ({late[-1]}) KiB")
+    assert late[len(late) // 2] <= early[len(early) // 2] * 1.10 + 4096, (early, late)
