@@ -625,7 +625,7 @@ int elf_symbols_move_names(struct elf_symbols *es, struct spill_file *to)
 
 	if (!es->names || !es->names_len)
 		return 0;
-	/* Shown names that are raw point into names: copies first. */
+	/* A name already shown may point into names: they must stay. */
 	for (size_t i = 0; i < es->nsyms; i++)
 		if (es->shown[i] && shown_is_raw(es, i))
 			return -EBUSY;
