@@ -60,6 +60,23 @@ static __always_inline void sp_count(__u32 counter)
 		*value += 1;
 }
 
+/* Where a record's kernel frames go: right after the user frames it holds.
+ * The clamp keeps the variable offset inside the record for the verifier. */
+static __always_inline __u64 *sp_kstack_slot(struct sp_stacks *stacks)
+{
+	__s64 off = stacks->ustack_bytes;
+
+	/* One 64-bit register, compared where it is used: a 32-bit clamp
+	 * left clang offsetting by an unclamped copy. */
+	barrier_var(off);
+	if (off < 0)
+		off = 0;
+	if (off > SP_MAX_USER_DEPTH * sizeof(__u64))
+		off = SP_MAX_USER_DEPTH * sizeof(__u64);
+	barrier_var(off);
+	return (__u64 *)((__u8 *)stacks->frames + off);
+}
+
 /* Waking the consumer costs an IPI per record in a VM; batch wake-ups: only
  * past the fill threshold, or for a process user space has not seen yet.
  * User space also polls on a timer. */

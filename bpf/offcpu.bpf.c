@@ -58,7 +58,7 @@ struct off_cpu_start {
 
 /* An interval's record is built here, then sent with the bytes it holds. */
 struct off_cpu_record {
-	__u8 bytes[sizeof(struct sp_off_cpu_event) + SP_MAX_USER_DEPTH * sizeof(__u64)];
+	__u8 bytes[sizeof(struct sp_off_cpu_event) + SP_MAX_FRAMES_BYTES];
 };
 
 struct {
@@ -155,6 +155,7 @@ static __always_inline void send_interval(struct task_struct *task, struct off_c
 	struct off_cpu_record *rec;
 	__u32 tgid = task->tgid, zero = 0;
 	__s32 kbytes, ubytes;
+	__u32 copied;
 	__u64 size;
 
 	rec = bpf_map_lookup_elem(&off_cpu_records, &zero);
@@ -174,24 +175,29 @@ static __always_inline void send_interval(struct task_struct *task, struct off_c
 	 * CONFIG_KALLSYMS_ALL BPF cannot read preempt_count to tell. */
 	event->waker_tid = 0;
 
-	/* The kernel stack of a thread off the CPU is still the one it left
-	 * with, so it is read now, only for intervals that are sent. */
-	kbytes = bpf_get_task_stack(task, event->stacks.kstack, sizeof(event->stacks.kstack), 0);
-	event->stacks.kstack_bytes = kbytes;
-	if (kbytes < 0)
-		sp_count(SP_CNT_LOST_KSTACK);
 	/* The user stack was read at switch-out; copy only the frames captured. */
 	ubytes = start->ustack_bytes;
-	event->stacks.ustack_bytes = ubytes;
 	event->stacks.ustack_flags = start->ustack_flags;
 	event->stacks.anchor_index = start->anchor_index;
-	size = sizeof(*event) + copy_frames(event->stacks.ustack, start->ustack, ubytes);
+	copied = copy_frames(event->stacks.frames, start->ustack, ubytes);
+	/* What the record holds: an unreadable stack is sent as its errno. */
+	event->stacks.ustack_bytes = ubytes < 0 ? ubytes : (__s32)copied;
 	if (ubytes < 0)
 		sp_count(SP_CNT_LOST_USTACK);
 	if (start->ustack_flags & SP_USTACK_TRUNCATED)
 		sp_count(SP_CNT_USTACK_TRUNCATED);
 	if (start->ustack_flags & SP_USTACK_ANCHOR)
 		sp_count(SP_CNT_ANCHOR_USED);
+	/* The kernel stack of a thread off the CPU is still the one it left
+	 * with, so it is read now, only for intervals that are sent. */
+	kbytes = bpf_get_task_stack(task, sp_kstack_slot(&event->stacks),
+				    SP_MAX_STACK_DEPTH * sizeof(__u64), 0);
+	event->stacks.kstack_bytes = kbytes;
+	if (kbytes < 0)
+		sp_count(SP_CNT_LOST_KSTACK);
+	size = sizeof(*event) + copied;
+	if (kbytes > 0)
+		size += (__u32)kbytes;
 	if (size > sizeof(*rec))
 		size = sizeof(*rec);
 	if (bpf_ringbuf_output(&events, rec, size, sp_wakeup_flags(tgid, wakeup_bytes))) {

@@ -24,7 +24,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* A record is built here, then sent with as many bytes as it holds. */
 struct cpu_record {
-	__u8 bytes[sizeof(struct sp_cpu_sample) + SP_MAX_USER_DEPTH * sizeof(__u64)];
+	__u8 bytes[sizeof(struct sp_cpu_sample) + SP_MAX_FRAMES_BYTES];
 };
 
 struct {
@@ -66,11 +66,6 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	sample->hdr.timestamp_ns = bpf_ktime_get_ns();
 	bpf_get_current_comm(sample->hdr.comm, sizeof(sample->hdr.comm));
 
-	sample->stacks.kstack_bytes =
-		bpf_get_stack(ctx, sample->stacks.kstack, sizeof(sample->stacks.kstack), 0);
-	if (sample->stacks.kstack_bytes < 0)
-		sp_count(SP_CNT_LOST_KSTACK);
-
 	task = bpf_get_current_task_btf();
 	sample->stacks.ustack_flags = 0;
 	sample->stacks.anchor_index = 0;
@@ -78,11 +73,11 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	if (task->flags & PF_KTHREAD)
 		sample->stacks.ustack_bytes = 0; /* kernel threads have no user stack */
 	else if (jvm)
-		sample->stacks.ustack_bytes = hotspot_walk(task, jvm, sample->stacks.ustack,
+		sample->stacks.ustack_bytes = hotspot_walk(task, jvm, sample->stacks.frames,
 							   &sample->stacks.ustack_flags,
 							   &sample->stacks.anchor_index);
 	else
-		sample->stacks.ustack_bytes = bpf_get_stack(ctx, sample->stacks.ustack,
+		sample->stacks.ustack_bytes = bpf_get_stack(ctx, sample->stacks.frames,
 							    SP_MAX_STACK_DEPTH * sizeof(__u64),
 							    BPF_F_USER_STACK);
 	if (sample->stacks.ustack_bytes < 0)
@@ -91,9 +86,15 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 		sp_count(SP_CNT_USTACK_TRUNCATED);
 	if (sample->stacks.ustack_flags & SP_USTACK_ANCHOR)
 		sp_count(SP_CNT_ANCHOR_USED);
+	sample->stacks.kstack_bytes = bpf_get_stack(ctx, sp_kstack_slot(&sample->stacks),
+						    SP_MAX_STACK_DEPTH * sizeof(__u64), 0);
+	if (sample->stacks.kstack_bytes < 0)
+		sp_count(SP_CNT_LOST_KSTACK);
 	size = sizeof(*sample);
 	if (sample->stacks.ustack_bytes > 0)
 		size += (__u32)sample->stacks.ustack_bytes;
+	if (sample->stacks.kstack_bytes > 0)
+		size += (__u32)sample->stacks.kstack_bytes;
 	if (size > sizeof(*rec))
 		size = sizeof(*rec);
 	if (bpf_ringbuf_output(&events, rec, size, sp_wakeup_flags(tgid, wakeup_bytes))) {

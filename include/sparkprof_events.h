@@ -88,16 +88,24 @@ struct sp_hotspot_info {
 #define SP_USTACK_ANCHOR 4u       /* frames from anchor_index on were reached from the
 				   * thread's last Java frame (native part unwalkable) */
 
-/* Stacks end every record that has them: kstack, then ustack_bytes / 8 user
- * addresses, leaf first. Records are as long as what they hold. */
+/* Stacks end every record that has them: ustack_bytes / 8 user addresses,
+ * then kstack_bytes / 8 kernel addresses, each leaf first. A record is as
+ * long as what it holds: the kernel part used to be a fixed 1 KiB array
+ * before the user part, most of every record, and copying it was most of
+ * what a record cost the drain. The user part comes first because the Java
+ * walker fills it frame by frame at a fixed place; the kernel stack is one
+ * helper call, which can write at a bounded variable offset. */
 struct sp_stacks {
-	__s32 kstack_bytes;           /* bytes of kstack, or a negative errno */
-	__s32 ustack_bytes;           /* bytes of ustack, or a negative errno */
+	__s32 kstack_bytes;           /* bytes of kernel frames, or a negative errno */
+	__s32 ustack_bytes;           /* bytes of user frames, or a negative errno */
 	__u32 ustack_flags;           /* SP_USTACK_* */
 	__u32 anchor_index;           /* with SP_USTACK_ANCHOR */
-	__u64 kstack[SP_MAX_STACK_DEPTH];
-	__u64 ustack[];               /* up to SP_MAX_USER_DEPTH */
+	__u64 frames[];               /* user (up to SP_MAX_USER_DEPTH), then kernel
+				       * (up to SP_MAX_STACK_DEPTH) */
 };
+
+/* Room for the most frames a record holds. */
+#define SP_MAX_FRAMES_BYTES ((SP_MAX_USER_DEPTH + SP_MAX_STACK_DEPTH) * sizeof(__u64))
 
 struct sp_cpu_sample {
 	struct sp_event_header hdr;

@@ -58,6 +58,7 @@ struct run {
 	uint64_t sleep_clock_addr;    /* the workload's struct sleep_clock */
 	uint64_t slept0, slept1;      /* its time in sleep_a_while at t0, t1 */
 	uint64_t off_events, cpu_records, under_min, foreign;
+	uint64_t sized, missized;     /* records whose length is / is not their frames' */
 	/* A process made a target while running: `sleep`, blocked already. */
 	pid_t late_pid;
 	uint64_t late_seed0, late_seed1, late_events, late_first_ts, late_off_ns;
@@ -82,15 +83,18 @@ static uint64_t overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
 static bool ustack_has(const struct sp_stacks *st, const struct symbol *sym)
 {
 	for (int i = 0; i < st->ustack_bytes / 8 && i < SP_MAX_STACK_DEPTH; i++)
-		if (st->ustack[i] >= sym->start && st->ustack[i] < sym->end)
+		if (st->frames[i] >= sym->start && st->frames[i] < sym->end)
 			return true;
 	return false;
 }
 
+/* The kernel frames follow the user frames the record holds. */
 static bool kstack_names(const struct run *r, const struct sp_stacks *st, const char *word)
 {
+	const __u64 *kstack = st->frames + (st->ustack_bytes > 0 ? st->ustack_bytes / 8 : 0);
+
 	for (int i = 0; i < st->kstack_bytes / 8 && i < SP_MAX_STACK_DEPTH; i++) {
-		const char *name = kallsyms_lookup(r->ks, st->kstack[i]);
+		const char *name = kallsyms_lookup(r->ks, kstack[i]);
 
 		if (name && strstr(name, word))
 			return true;
@@ -133,6 +137,18 @@ static struct thread_stats *thread_of(struct run *r, pid_t tid)
 	return NULL;
 }
 
+/* A record is its fixed part and the frames it holds, nothing more. */
+static void check_size(struct run *r, const struct sp_stacks *st, size_t fixed, size_t size)
+{
+	size_t frames = (st->ustack_bytes > 0 ? (size_t)st->ustack_bytes : 0) +
+			(st->kstack_bytes > 0 ? (size_t)st->kstack_bytes : 0);
+
+	if (size == fixed + frames)
+		r->sized++;
+	else
+		r->missized++;
+}
+
 static int on_record(void *ctx, const void *data, size_t size)
 {
 	struct run *r = ctx;
@@ -140,6 +156,12 @@ static int on_record(void *ctx, const void *data, size_t size)
 
 	if (size < sizeof(*hdr))
 		return 0;
+	if (hdr->kind == SP_EVENT_CPU_SAMPLE && size >= sizeof(struct sp_cpu_sample))
+		check_size(r, &((const struct sp_cpu_sample *)data)->stacks,
+			   sizeof(struct sp_cpu_sample), size);
+	else if (hdr->kind == SP_EVENT_OFF_CPU && size >= sizeof(struct sp_off_cpu_event))
+		check_size(r, &((const struct sp_off_cpu_event *)data)->stacks,
+			   sizeof(struct sp_off_cpu_event), size);
 	if ((pid_t)hdr->tgid == r->late_pid && r->late_pid && hdr->kind == SP_EVENT_OFF_CPU &&
 	    size >= sizeof(struct sp_off_cpu_event)) {
 		const struct sp_off_cpu_event *e = data;
@@ -152,7 +174,7 @@ static int on_record(void *ctx, const void *data, size_t size)
 			/* /bin/sleep has no frame pointers: the instruction
 			 * pointer is all a walk can promise. */
 			r->late_has_ustack = e->stacks.ustack_bytes >= 8 &&
-					     e->stacks.ustack[0] < 0x800000000000ULL;
+					     e->stacks.frames[0] < 0x800000000000ULL;
 		}
 		r->late_off_ns += overlap(hdr->timestamp_ns, hdr->timestamp_ns + e->off_cpu_ns,
 					  r->t0, r->t1);
@@ -490,6 +512,9 @@ int main(void)
 	CHECK(counters[SP_CNT_OFFCPU_EVENTS] == r.off_events,
 	      "every off-CPU event counted was delivered");
 	CHECK(counters[SP_CNT_OFFCPU_LOST] == 0, "no off-CPU interval lost");
+	CHECK(r.sized > 0 && r.missized == 0,
+	      "every record is as long as the frames it holds (%llu of %llu)",
+	      (unsigned long long)r.sized, (unsigned long long)(r.sized + r.missized));
 
 	/* The sleeping thread: about half of its wall time in sleep_a_while
 	 * (less when others take the CPU: the burn phase then lasts longer);

@@ -282,13 +282,13 @@ int recorder_on_record(void *ctx, const void *data, size_t size)
 		nk = (uint32_t)stacks->kstack_bytes / sizeof(uint64_t);
 	if (stacks->ustack_bytes > 0)
 		nu = (uint32_t)stacks->ustack_bytes / sizeof(uint64_t);
-	if (nk > SP_MAX_STACK_DEPTH)
-		nk = SP_MAX_STACK_DEPTH;
-	/* The user stack follows the fixed part: no more than the record holds. */
-	if (nu > (size - fixed) / sizeof(uint64_t))
-		nu = (uint32_t)((size - fixed) / sizeof(uint64_t));
-	if (nu > SP_MAX_USER_DEPTH)
-		nu = SP_MAX_USER_DEPTH;
+	/* The frames follow the fixed part, user then kernel: a record that
+	 * does not hold what it says cannot be split. */
+	if (nk > SP_MAX_STACK_DEPTH || nu > SP_MAX_USER_DEPTH ||
+	    nk + nu > (size - fixed) / sizeof(uint64_t)) {
+		rec->totals.bad_records++;
+		return 0;
+	}
 
 	p = process_table_find(rec->processes, (pid_t)hdr->tgid);
 	if (!p) {
@@ -341,8 +341,8 @@ int recorder_on_record(void *ctx, const void *data, size_t size)
 	pr->nkernel = nk;
 	pr->nuser = nu;
 	pr->ustack_flags = stacks->ustack_flags;
-	memcpy(pr->addrs, stacks->kstack, nk * sizeof(uint64_t));
-	memcpy(pr->addrs + nk, stacks->ustack, nu * sizeof(uint64_t));
+	memcpy(pr->addrs, stacks->frames + nu, nk * sizeof(uint64_t));
+	memcpy(pr->addrs + nk, stacks->frames, nu * sizeof(uint64_t));
 
 	pr->process = p;
 	p->pending++;
