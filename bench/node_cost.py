@@ -165,12 +165,28 @@ def bpf_prog_stats(pid):
     return out
 
 
+def sched_cpu_ns(pid):
+    """CPU time of all pid's threads in ns (schedstat): rusage and /proc/PID/stat
+    count in ticks, too coarse for the few ms a steady second costs."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
 class BpfPoller:
     """The last BPF statistics of a process's programs, polled every second
-    (they vanish with the process)."""
+    (they vanish with the process), and beside each poll the process's CPU
+    time, for the steady window (start-up and stop left out)."""
 
     def __init__(self, pid):
         self.pid, self.stats, self.stop = pid, {}, threading.Event()
+        self.points = []  # (seconds since start, CPU ns, BPF runs)
+        self.t0 = time.monotonic()
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
@@ -179,6 +195,12 @@ class BpfPoller:
             s = bpf_prog_stats(self.pid)
             if s:
                 self.stats = s
+                try:
+                    cpu = sched_cpu_ns(self.pid)
+                    self.points.append((time.monotonic() - self.t0, cpu,
+                                        sum(v[1] for v in s.values())))
+                except OSError:
+                    pass
             if self.stop.wait(1.0):
                 return
 
@@ -186,6 +208,16 @@ class BpfPoller:
         self.stop.set()
         self.thread.join()
         return (sum(v[0] for v in self.stats.values()), sum(v[1] for v in self.stats.values()))
+
+    def steady_us(self, skip_s=3.0):
+        """CPU µs per BPF program run from skip_s after start to the last poll
+        before the stop: the steady path alone, in ns. Runs are samples (idle
+        ones included) plus the few exec and fork events."""
+        pts = [p for p in self.points if p[0] >= skip_s]
+        if len(pts) < 3 or pts[-2][2] <= pts[0][2]:
+            return None
+        first, last = pts[0], pts[-2]  # the last poll may have caught the stop
+        return (last[1] - first[1]) / 1000 / (last[2] - first[2])
 
 
 def start_hot(n, seconds):
@@ -236,6 +268,7 @@ def run_sparkprof_fixed(freq, seconds, out, extra=()):
     poller = BpfPoller(proc.pid)
     rc, cpu, maxrss = finish_waited(proc, timeout=seconds + 120)
     bpf_ns, bpf_cnt = poller.finish()
+    window_us = poller.steady_us()
     if rc != 0:
         err.seek(0)
         raise RuntimeError(f"sparkprof record exited {rc}: {err.read()[-500:]}")
@@ -246,7 +279,8 @@ def run_sparkprof_fixed(freq, seconds, out, extra=()):
     return {"freq": freq, "samples": s["samples"], "idle": s["idle_samples"], "lost": lost,
             "total": total, "cpu_s": cpu, "maxrss_kib": maxrss, "duration_s": s["duration_s"],
             "user_us": cpu * 1e6 / max(s["samples"] + s["idle_samples"], 1),
-            "bpf_us": bpf_ns / 1000 / bpf_cnt if bpf_cnt else None}
+            "bpf_us": bpf_ns / 1000 / bpf_cnt if bpf_cnt else None,
+            "window_us": window_us}
 
 
 def run_perf(freq, seconds, work):
@@ -806,18 +840,22 @@ def report(mode, m, res):
               "perf: `perf record -g -a` CPU + `perf script` CPU / samples. "
               "'steady' is the difference between this recording and a 2 s one made "
               "right after it, over the difference of their samples (start-up and "
-              "writing cancel out).",
+              "writing cancel out; CPU in ticks). 'window' is the CPU of all its "
+              "threads (schedstat, ns) from 3 s after start to the last poll before "
+              "the stop, over the BPF program runs in between.",
               "",
-              "| condition | Hz | sparkprof user+sys µs/sample | steady | BPF µs/run | "
+              "| condition | Hz | sparkprof user+sys µs/sample | steady | window | BPF µs/run | "
               "perf record µs/sample | perf script µs/sample | perf total µs/sample | load |",
-              "|---|---|---|---|---|---|---|---|---|"]
+              "|---|---|---|---|---|---|---|---|---|---|"]
         for cond in ("quiet", "loaded"):
             for freq in sorted({p["freq"] for p in samp[cond]["perf"]}):
                 sp = [r for r in samp[cond]["sparkprof"] if r["freq"] == freq]
                 pf = [r for r in samp[cond]["perf"] if r["freq"] == freq]
                 steady = [r["steady_us"] for r in sp if "steady_us" in r]
                 L.append(f"| {cond_name(cond)} | {freq} | {spread([r['user_us'] for r in sp])} | "
-                         f"{spread(steady)} | {spread([r['bpf_us'] for r in sp], '{:.2f}')} | "
+                         f"{spread(steady)} | "
+                         f"{spread([r.get('window_us') for r in sp], '{:.2f}')} | "
+                         f"{spread([r['bpf_us'] for r in sp], '{:.2f}')} | "
                          f"{spread([r['record_us'] for r in pf])} | "
                          f"{spread([r['script_us'] for r in pf])} | "
                          f"{spread([r['user_us'] for r in pf])} | "

@@ -37,11 +37,13 @@
  * thread only copies records out, at nice -10, yet on this shared VM under
  * load it was kept waiting long enough to fill a 1 MiB ring in a Spark soak
  * (bench/results/ring-20261126.md): the ring holds about a second of
- * records on every CPU (a record with a deep Java stack is about 1 KiB;
- * --wall adds about 1,000 off-CPU intervals a second per CPU on a busy Spark
- * node), at least 1 MiB. Each byte is resident twice in our RSS: the kernel
- * maps the pages twice so that no record wraps. */
-#define RECORD_BYTES_GUESS 1024u
+ * records on every CPU, at least 1 MiB. A record is as long as its frames:
+ * 64 to 80 bytes and 8 per frame, about 500 for a Spark thread's Java stack with
+ * its kernel frames (a 1 KiB kernel array in every record before); --wall
+ * adds about 1,000 off-CPU intervals a second per CPU on a busy Spark node.
+ * Each byte is resident twice in our RSS: the kernel maps the pages twice
+ * so that no record wraps. Deeper stacks at high rates want --ring-buffer. */
+#define RECORD_BYTES_GUESS 512u
 #define OFF_CPU_EVENTS_GUESS 1000u
 #define RINGBUF_MIN (1u << 20)
 #define RINGBUF_MAX (512u << 20)
