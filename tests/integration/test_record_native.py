@@ -85,9 +85,9 @@ def test_summary_describes_the_recording(node_recording):
     for cause in ("ring_buffer_full", "undecodable_records"):
         assert cause in summary["lost"]
     assert "start_time" in summary and summary["start_time"].endswith("Z")
-    # The ring holds about a second of 1 KiB records at -F on every CPU.
+    # The ring holds about a second of 512-byte records at -F on every CPU.
     ring = summary["ring_buffer"]
-    assert ring["bytes"] == ring_bytes(os.sysconf("SC_NPROCESSORS_CONF") * 999 * 1024), ring
+    assert ring["bytes"] == ring_bytes(os.sysconf("SC_NPROCESSORS_CONF") * 999 * 512), ring
     assert 0 < ring["peak_fill_bytes"] <= ring["bytes"], ring
     by_pid = {p["pid"]: p for p in summary["processes"]}
     assert by_pid[node_recording["long"]]["samples"] > 500
@@ -104,8 +104,8 @@ def ring_bytes(want):
 
 @pytest.mark.parametrize("options, want", [
     # --wall adds about 1,000 off-CPU intervals a second per CPU.
-    (["--wall"], lambda cpus: cpus * (99 + 1000) * 1024),
-    (["--off-cpu", "-F", "49"], lambda cpus: cpus * (49 + 1000) * 1024),
+    (["--wall"], lambda cpus: cpus * (99 + 1000) * 512),
+    (["--off-cpu", "-F", "49"], lambda cpus: cpus * (49 + 1000) * 512),
     (["--ring-buffer", "3"], lambda cpus: 3 << 20),
 ])
 def test_ring_buffer_is_sized_for_the_rate(tmp_path, options, want):
