@@ -166,16 +166,17 @@ def bpf_prog_stats(pid):
 
 
 def sched_cpu_ns(pid):
-    """CPU time of all pid's threads in ns (schedstat): rusage and /proc/PID/stat
-    count in ticks, too coarse for the few ms a steady second costs."""
-    total = 0
+    """{tid: CPU time in ns} of pid's threads (schedstat): rusage and
+    /proc/PID/stat count in ticks, too coarse for the few ms a steady second
+    costs."""
+    out = {}
     for tid in os.listdir(f"/proc/{pid}/task"):
         try:
             with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                total += int(f.read().split()[0])
+                out[tid] = int(f.read().split()[0])
         except (OSError, ValueError, IndexError):
             continue
-    return total
+    return out
 
 
 class BpfPoller:
@@ -186,6 +187,7 @@ class BpfPoller:
     def __init__(self, pid):
         self.pid, self.stats, self.stop = pid, {}, threading.Event()
         self.points = []  # (seconds since start, CPU ns, BPF runs)
+        self.thread_ns = {}  # every thread seen, so one that ended still counts
         self.t0 = time.monotonic()
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -196,8 +198,9 @@ class BpfPoller:
             if s:
                 self.stats = s
                 try:
-                    cpu = sched_cpu_ns(self.pid)
-                    self.points.append((time.monotonic() - self.t0, cpu,
+                    self.thread_ns.update(sched_cpu_ns(self.pid))
+                    self.points.append((time.monotonic() - self.t0,
+                                        sum(self.thread_ns.values()),
                                         sum(v[1] for v in s.values())))
                 except OSError:
                     pass
@@ -210,13 +213,17 @@ class BpfPoller:
         return (sum(v[0] for v in self.stats.values()), sum(v[1] for v in self.stats.values()))
 
     def steady_us(self, skip_s=3.0):
-        """CPU µs per BPF program run from skip_s after start to the last poll
-        before the stop: the steady path alone, in ns. Runs are samples (idle
-        ones included) plus the few exec and fork events."""
+        """CPU µs per BPF program run from skip_s after start to the poll
+        before the last one that saw runs: the stop (its programs detached,
+        their fds still open while outputs are written) left out. Runs are
+        samples (idle ones included) plus the few exec and fork events."""
         pts = [p for p in self.points if p[0] >= skip_s]
-        if len(pts) < 3 or pts[-2][2] <= pts[0][2]:
+        grew = [i for i in range(1, len(pts)) if pts[i][2] > pts[i - 1][2]]
+        if not grew or grew[-1] < 2:
             return None
-        first, last = pts[0], pts[-2]  # the last poll may have caught the stop
+        first, last = pts[0], pts[grew[-1] - 1]
+        if last[2] <= first[2]:
+            return None
         return (last[1] - first[1]) / 1000 / (last[2] - first[2])
 
 

@@ -61,9 +61,13 @@ struct off_cpu_record {
 	__u8 bytes[sizeof(struct sp_off_cpu_event) + SP_MAX_FRAMES_BYTES];
 };
 
+/* One per program that builds records: the flush's iterator can be
+ * preempted, and the switch that preempts it sends on the same CPU. */
+enum { RECORD_OF_SWITCH, RECORD_OF_FLUSH, RECORD_SLOTS };
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, RECORD_SLOTS);
 	__type(key, __u32);
 	__type(value, struct off_cpu_record);
 } off_cpu_records SEC(".maps");
@@ -149,16 +153,16 @@ static __always_inline __u32 copy_frames(__u64 *dst, const __u64 *src, __s32 byt
 
 /* Sends the interval that started at off_ts and ends at now. */
 static __always_inline void send_interval(struct task_struct *task, struct off_cpu_start *start,
-					  __u64 off_ts, __u64 now)
+					  __u64 off_ts, __u64 now, __u32 slot)
 {
 	struct sp_off_cpu_event *event;
 	struct off_cpu_record *rec;
-	__u32 tgid = task->tgid, zero = 0;
+	__u32 tgid = task->tgid;
 	__s32 kbytes, ubytes;
 	__u32 copied;
 	__u64 size;
 
-	rec = bpf_map_lookup_elem(&off_cpu_records, &zero);
+	rec = bpf_map_lookup_elem(&off_cpu_records, &slot);
 	if (!rec)
 		return;
 	event = (struct sp_off_cpu_event *)rec->bytes;
@@ -180,7 +184,10 @@ static __always_inline void send_interval(struct task_struct *task, struct off_c
 	event->stacks.ustack_flags = start->ustack_flags;
 	event->stacks.anchor_index = start->anchor_index;
 	copied = copy_frames(event->stacks.frames, start->ustack, ubytes);
-	/* What the record holds: an unreadable stack is sent as its errno. */
+	/* What the record holds: a stack that could not be read, or copied,
+	 * is sent as its errno. */
+	if (ubytes > 0 && !copied)
+		ubytes = -14; /* EFAULT */
 	event->stacks.ustack_bytes = ubytes < 0 ? ubytes : (__s32)copied;
 	if (ubytes < 0)
 		sp_count(SP_CNT_LOST_USTACK);
@@ -227,7 +234,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 		sp_count(SP_CNT_OFFCPU_SHORT);
 		return;
 	}
-	send_interval(next, start, off_ts, now);
+	send_interval(next, start, off_ts, now, RECORD_OF_SWITCH);
 }
 
 SEC("tp_btf/sched_switch")
@@ -266,7 +273,7 @@ int flush_open_intervals(struct bpf_iter__task *ctx)
 		sp_count(SP_CNT_OFFCPU_SHORT);
 		return 0;
 	}
-	send_interval(task, start, off_ts, now);
+	send_interval(task, start, off_ts, now, RECORD_OF_FLUSH);
 	return 0;
 }
 
