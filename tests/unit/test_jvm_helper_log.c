@@ -237,6 +237,23 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+/* This process's helper log at its path, made afresh as the helper makes
+ * it (0600, no old file's rest); NULL after a failed check. */
+static FILE *new_log_file(char *path, size_t size, int flags)
+{
+	FILE *f = NULL;
+	int fd;
+
+	snprintf(path, size, SPARKPROF_HELPER_LOG_FMT, (int)getpid());
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | flags, 0600);
+	if (fd >= 0 && !(f = fdopen(fd, "w")))
+		close(fd);
+	if (!f)
+		CHECK(0, "write %s: %s", path, strerror(errno));
+	return f;
+}
+
 static void test_file(void)
 {
 	char path[64];
@@ -428,9 +445,9 @@ static void test_deferred_inline_from_file(void)
 	/* Its own header: a log older than the process is stale. */
 	hlen = snprintf(header, sizeof(header), "H 1 %d %llu start 17.0.15\n", (int)getpid(),
 			(unsigned long long)now_ns());
-	snprintf(path, sizeof(path), SPARKPROF_HELPER_LOG_FMT, (int)getpid());
-	unlink(path);
-	FILE *out = fopen(path, "w");
+	FILE *out = new_log_file(path, sizeof(path), 0);
+	if (!out)
+		return;
 	fwrite(header, 1, hlen, out);
 	fwrite(body, 1, len - (body - text), out);
 	fclose(out);
@@ -596,12 +613,11 @@ static void test_poll_forgets(void)
 {
 	char path[64];
 	uint64_t t = now_ns();
-	int fd, n;
+	int n;
 
-	snprintf(path, sizeof(path), SPARKPROF_HELPER_LOG_FMT, (int)getpid());
-	unlink(path);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND, 0600);
-	FILE *f = fdopen(fd, "w");
+	FILE *f = new_log_file(path, sizeof(path), O_APPEND);
+	if (!f)
+		return;
 	fprintf(f, "H 1 %d %llu start now\n", (int)getpid(), (unsigned long long)t);
 	for (int i = 0; i < 3000; i++) {
 		uint64_t ts = t + (uint64_t)i * 50 * MS;
@@ -650,13 +666,9 @@ static void test_poll_forgets_threads(void)
 	uint64_t t = now_ns();
 	FILE *f;
 
-	snprintf(path, sizeof(path), SPARKPROF_HELPER_LOG_FMT, (int)getpid());
-	unlink(path);
-	f = fopen(path, "wx");
-	if (!f) {
-		CHECK(0, "write %s", path);
+	f = new_log_file(path, sizeof(path), 0);
+	if (!f)
 		return;
-	}
 	fprintf(f, "H 1 %d %llu start now\n", (int)getpid(), (unsigned long long)t);
 	write_tasks(f, t, 0, 30);
 	fflush(f);
@@ -823,14 +835,10 @@ static void test_continued_file_drops_numbers(void)
 		FILE *old, *fresh;
 		int n;
 
-		snprintf(path, sizeof(path), SPARKPROF_HELPER_LOG_FMT, (int)getpid());
-		snprintf(tmp, sizeof(tmp), "%s.new", path);
-		unlink(path);
-		old = fopen(path, "w");
-		if (!old) {
-			CHECK(0, "write %s", path);
+		old = new_log_file(path, sizeof(path), 0);
+		if (!old)
 			return;
-		}
+		snprintf(tmp, sizeof(tmp), "%s.new", path);
 		fprintf(old, "H 1 %d %llu start 17.0.15\n", (int)getpid(), (unsigned long long)t);
 		for (int i = 1; i <= 20000; i++)
 			fprintf(old, "N %d m.M%d\n", i, i % 50);
