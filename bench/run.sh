@@ -21,6 +21,14 @@ cc -O2 -D_GNU_SOURCE -Iinclude -Iuser -o build/bench/steady_path bench/steady_pa
 	build/libsparkprof.a -lz -lelf -lbpf
 build/bench/steady_path 1000000 5000
 build/bench/steady_path 1000000 50000
+# Merging two saved count trees (what a long recording's epochs do to the
+# node's output): as streams, against building the merged tree in memory.
+cc -O2 -D_GNU_SOURCE -Iinclude -Iuser -o build/bench/tree_merge bench/tree_merge.c \
+	build/libsparkprof.a -lz
+for stacks in 60000 240000; do
+	build/bench/tree_merge memory $stacks
+	build/bench/tree_merge stream $stacks
+done
 for extra in bench/offcpu*.sh; do
 	[ -x "$extra" ] && "$extra"
 done

@@ -179,7 +179,15 @@ static void check_saved_trees(void)
 	CHECK(folded_tree_write(merged, pa, 1) == 0 && folded_profile_write(both, pb) == 0,
 	      "both written");
 	text_a = strdup(slurp(pa));
-	CHECK(!strcmp(text_a, slurp(pb)), "the same file as one profile of both:\n%s", text_a);
+	/* a saved tree keeps its stacks in text order, a profile in the order
+	 * first seen */
+	CHECK(!strcmp(text_a, "java-1;main;schedule_[k] 3\n"
+			      "java-1;worker;main;Foo.bar 5497558138887\n"
+			      "java-2;main;schedule_[k] 1\n") &&
+	      !strcmp(slurp(pb), "java-1;worker;main;Foo.bar 5497558138887\n"
+				 "java-1;main;schedule_[k] 3\n"
+				 "java-2;main;schedule_[k] 1\n"),
+	      "the same lines as one profile of both:\n%s", text_a);
 	CHECK(strstr(text_a, "java-1;worker;main;Foo.bar 5497558138887\n") != NULL,
 	      "a count over 32 bits, and one stack from both steps");
 	CHECK(folded_tree_foreach(merged, 1, visit, &v) == 0 && v.type == FRAME_JIT,
@@ -196,10 +204,10 @@ static void check_saved_trees(void)
 	bad[0] ^= 1;
 	CHECK(folded_tree_add_saved(merged, bad, len) == -EINVAL, "not a saved tree: -EINVAL");
 	bad[0] ^= 1;
-	/* the last node's parent (its 16 bytes end the tree) */
+	/* the last node's depth (its 16 bytes end the tree) */
 	memset(bad + len - 16, 0xff, 4);
 	CHECK(folded_tree_add_saved(merged, bad, len) == -EINVAL,
-	      "a parent after its child: -EINVAL");
+	      "a node below a level it is not under: -EINVAL");
 	free(bad);
 	free(data);
 	folded_tree_free(merged);

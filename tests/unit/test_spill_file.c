@@ -1,7 +1,9 @@
 /* test_spill_file.c - blobs of bytes in the spill file, brought back
  * exactly and in any order: several in one file, one larger than a page,
  * none named in the folder; the file's size is theirs; a read of part of
- * one, short at the end; texts read back to their NUL. */
+ * one, short at the end; texts read back to their NUL; a blob written in
+ * pieces; a blob given back leaves a hole on disk and its neighbours as
+ * they were. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -60,6 +62,34 @@ int main(void)
 	CHECK(!spill_file_read_text(spill, rtext.offset, 5, part, sizeof(part)) &&
 	      !spill_file_read_text(spill, rtext.offset, sizeof(texts), part, 5),
 	      "a text longer than what is left, or than the buffer: NULL");
+	/* a blob in pieces, then given back */
+	struct spill_ref rpieces = { 0, 0 }, rafter, rstale;
+	uint64_t disk_before;
+	CHECK(spill_file_append(spill, big, big_len / 2, &rpieces) == 0 &&
+	      spill_file_append(spill, big + big_len / 2, big_len / 2, &rpieces) == 0,
+	      "a blob written in two pieces");
+	CHECK(rpieces.offset == rtext.offset + sizeof(texts) && rpieces.bytes == big_len,
+	      "one blob at the end (%llu bytes)", (unsigned long long)rpieces.bytes);
+	CHECK(spill_file_get(spill, &rpieces, &bytes) == 0 && bytes &&
+	      !memcmp(bytes, big, big_len), "it reads back whole");
+	free(bytes);
+	CHECK(spill_file_put(spill, small, sizeof(small), &rafter) == 0, "a blob after it");
+	rstale = rpieces;
+	CHECK(spill_file_append(spill, small, sizeof(small), &rstale) == -EINVAL &&
+	      rstale.bytes == rpieces.bytes, "a blob no longer the newest takes no more: -EINVAL");
+	disk_before = spill_file_disk_bytes(spill);
+	CHECK(disk_before >= 2 * big_len, "on disk: %llu bytes", (unsigned long long)disk_before);
+	spill_file_discard(spill, &rpieces);
+	CHECK(spill_file_disk_bytes(spill) <= disk_before - big_len + 8192,
+	      "given back, the blob's pages leave the disk: %llu -> %llu bytes",
+	      (unsigned long long)disk_before, (unsigned long long)spill_file_disk_bytes(spill));
+	CHECK(spill_file_bytes(spill) == rafter.offset + sizeof(small), "the file keeps its size");
+	CHECK(spill_file_get(spill, &rafter, &bytes) == 0 && bytes &&
+	      !memcmp(bytes, small, sizeof(small)), "the blob after it is as it was");
+	free(bytes);
+	CHECK(spill_file_get(spill, &rtext, &bytes) == 0 && bytes &&
+	      !memcmp(bytes, texts, sizeof(texts)), "and the one before it");
+	free(bytes);
 	spill_file_free(spill);
 	free(big);
 	CHECK(rmdir(dir) == 0, "the folder is left empty");

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "base/log.h"
 #include "base/spill_file.h"
@@ -65,24 +66,49 @@ static int open_file(struct spill_file *s)
 	return 0;
 }
 
-int spill_file_put(struct spill_file *s, const void *data, size_t len,
-			  struct spill_ref *ref)
+int spill_file_append(struct spill_file *s, const void *data, size_t len,
+		      struct spill_ref *ref)
 {
 	int err = open_file(s);
 	ssize_t w;
 
 	if (err)
 		return err;
+	if (ref->bytes && ref->offset + ref->bytes != s->end)
+		return -EINVAL;
 	w = pwrite(s->fd, data, len, (off_t)s->end);
 	if (w != (ssize_t)len) {
 		err = w < 0 ? -errno : -ENOSPC;
 		sp_err("saving %s in %s: %s", s->what, s->dir, strerror(-err));
 		return err;
 	}
-	ref->offset = s->end;
-	ref->bytes = len;
+	if (!ref->bytes)
+		ref->offset = s->end;
+	ref->bytes += len;
 	s->end += len;
 	return 0;
+}
+
+int spill_file_put(struct spill_file *s, const void *data, size_t len,
+			  struct spill_ref *ref)
+{
+	struct spill_ref fresh = { 0, 0 };
+	int err = spill_file_append(s, data, len, &fresh);
+
+	if (!err)
+		*ref = fresh;
+	return err;
+}
+
+void spill_file_discard(struct spill_file *s, const struct spill_ref *ref)
+{
+	uint64_t page = 4096, from = (ref->offset + page - 1) & ~(page - 1);
+	uint64_t to = (ref->offset + ref->bytes) & ~(page - 1);
+
+	/* Only the pages wholly inside the blob: its neighbours live on. */
+	if (s->fd >= 0 && ref->bytes && to > from)
+		(void)fallocate(s->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)from,
+				(off_t)(to - from));
 }
 
 int spill_file_get(struct spill_file *s, const struct spill_ref *ref, void **data)
@@ -135,4 +161,11 @@ const char *spill_file_read_text(struct spill_file *s, uint64_t offset, uint64_t
 uint64_t spill_file_bytes(const struct spill_file *spill)
 {
 	return spill->end;
+}
+
+uint64_t spill_file_disk_bytes(const struct spill_file *spill)
+{
+	struct stat st;
+
+	return spill->fd >= 0 && !fstat(spill->fd, &st) ? (uint64_t)st.st_blocks * 512 : 0;
 }

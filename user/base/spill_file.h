@@ -2,8 +2,8 @@
  * outputs' saved count trees and JFR key states, the stage archive, the
  * names of large symbol tables.  A temporary file in the output folder,
  * unnamed (O_TMPFILE) or unlinked at once, so nothing is left behind and
- * nobody else can open it.  It only grows: a blob is written once and
- * read back when needed.  One user (thread) per file.
+ * nobody else can open it.  A blob is written once, read back when
+ * needed, and its room given back when it is no longer needed.  One user (thread) per file.
  */
 #ifndef SPARKPROF_SPILL_FILE_H
 #define SPARKPROF_SPILL_FILE_H
@@ -32,6 +32,18 @@ int spill_file_put(struct spill_file *spill, const void *data, size_t len,
 int spill_file_get(struct spill_file *spill, const struct spill_ref *ref,
 			  void **data);
 
+/* Adds len bytes to the blob *ref, which must be the newest one put (a
+ * ref of no bytes: a new blob): a blob written in pieces.  0 or -errno as
+ * put; -EINVAL when *ref is not the newest. */
+int spill_file_append(struct spill_file *spill, const void *data, size_t len,
+		      struct spill_ref *ref);
+
+/* The blob at ref will not be read again: the file gives its whole pages
+ * back to the file system (a hole), so that a long recording's file takes
+ * the room of what it still holds.  Where holes are not supported the
+ * room stays taken. */
+void spill_file_discard(struct spill_file *spill, const struct spill_ref *ref);
+
 /* Reads up to len bytes at offset into buf: the count read (short past
  * the end), or -errno (the first failure says why in an sp_err line). */
 long spill_file_read(struct spill_file *spill, uint64_t offset, void *buf, size_t len);
@@ -42,7 +54,9 @@ long spill_file_read(struct spill_file *spill, uint64_t offset, void *buf, size_
 const char *spill_file_read_text(struct spill_file *spill, uint64_t offset, uint64_t left,
 				 char *buf, size_t cap);
 
-/* The file's size: every blob put so far. */
+/* The file's size: every blob put so far; and the bytes it takes on disk,
+ * without its holes (0 when that cannot be read). */
 uint64_t spill_file_bytes(const struct spill_file *spill);
+uint64_t spill_file_disk_bytes(const struct spill_file *spill);
 
 #endif

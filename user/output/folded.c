@@ -1,5 +1,6 @@
 /* folded.c - see folded.h. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include "base/atomic_file.h"
 #include "base/grow_array.h"
 #include "base/log.h"
+#include "base/spill_file.h"
 #include "base/string_pool.h"
 #include "base/strmap.h"
 #include "output/folded.h"
@@ -618,132 +620,544 @@ struct folded_tree *folded_tree_build(const struct folded_profile *p)
 	return t;
 }
 
-/* A saved tree: this header, its texts (types, length, bytes) and its
- * nodes after the root (parent, text, self), callers first.  It is read
- * back only by the process that wrote it, so numbers are in host order;
- * it is still checked as it is read, since a file can come back short. */
-#define SAVED_MAGIC 0x31545053u /* "SPT1" */
-
-struct saved_head {
-	uint32_t magic, ntexts, nnodes, pad;
-};
+/* ------------------------------------------------------------------------
+ * Saved trees.  A saved tree is: the magic; its texts, each (types, length,
+ * bytes), in strictly increasing byte order; an end mark (types
+ * SAVED_TEXTS_END); then its nodes after the root, each (depth, text,
+ * self), callers first (depth first) and each node's children in
+ * increasing text order.  Two saved trees are then two sorted streams,
+ * and they merge as they are read, holding a few words per text and per
+ * level in memory, never either tree: a long recording merges its node's
+ * large saved tree at its epochs (output/profile_outputs.c).
+ *
+ * It is read back only by the process that wrote it, so numbers are in
+ * host order; it is still checked as it is read, since a file can come
+ * back short. */
+#define SAVED_MAGIC 0x32545053u /* "SPT2" */
+#define SAVED_TEXTS_END UINT32_MAX
+/* Bytes read or written at once through the spill file. */
+#define SAVED_IO_BYTES (256u << 10)
 
 struct saved_text {
 	uint32_t types, len;
 };
 
 struct saved_node {
-	uint32_t parent, text;
+	uint32_t depth, text;   /* depth 1: a child of the root */
 	uint64_t self;
 };
 
-int folded_tree_save(const struct folded_tree *t, void **data, size_t *len)
+/* Where saved bytes go: a growing buffer (spill NULL), or one blob of the
+ * spill file, written a buffer at a time.  The first error stays in err. */
+struct saved_writer {
+	struct spill_file *spill;
+	struct spill_ref ref;
+	uint8_t *buf;
+	size_t len, cap;
+	int err;
+};
+
+static void writer_flush(struct saved_writer *w)
 {
-	struct saved_head head = { SAVED_MAGIC, (uint32_t)t->ntexts, (uint32_t)t->nnodes - 1, 0 };
-	size_t bytes = sizeof(head) + (t->nnodes - 1) * sizeof(struct saved_node);
-	uint8_t *out, *at;
+	if (!w->err && w->spill && w->len &&
+	    !(w->err = spill_file_append(w->spill, w->buf, w->len, &w->ref)))
+		w->len = 0;
+}
 
-	for (size_t i = 0; i < t->ntexts; i++)
-		bytes += sizeof(struct saved_text) + t->texts[i].len;
-	*data = out = malloc(bytes);
-	*len = bytes;
-	if (!out)
-		return -ENOMEM;
-	memcpy(out, &head, sizeof(head));
-	at = out + sizeof(head);
-	for (size_t i = 0; i < t->ntexts; i++) {
-		struct saved_text st = { t->texts[i].types, t->texts[i].len };
-
-		memcpy(at, &st, sizeof(st));
-		memcpy(at + sizeof(st), t->texts[i].s, st.len);
-		at += sizeof(st) + st.len;
+static void writer_put(struct saved_writer *w, const void *data, size_t n)
+{
+	if (w->err)
+		return;
+	if (w->len + n > w->cap) {
+		if (!w->spill) {
+			w->err = grow_array((void **)&w->buf, &w->cap, w->len + n, 1);
+		} else {
+			writer_flush(w);
+			if (!w->err && n > w->cap) { /* a text longer than the buffer */
+				w->err = spill_file_append(w->spill, data, n, &w->ref);
+				return;
+			}
+		}
+		if (w->err)
+			return;
 	}
-	for (size_t i = 1; i < t->nnodes; i++) {
-		struct saved_node sn = { t->nodes[i].parent, t->nodes[i].text, t->nodes[i].self };
+	memcpy(w->buf + w->len, data, n);
+	w->len += n;
+}
 
-		memcpy(at, &sn, sizeof(sn));
-		at += sizeof(sn);
+static void writer_text(struct saved_writer *w, uint32_t types, const char *s, uint32_t len)
+{
+	struct saved_text st = { types, len };
+
+	writer_put(w, &st, sizeof(st));
+	writer_put(w, s, len);
+}
+
+static void writer_node(struct saved_writer *w, uint32_t depth, uint32_t text, uint64_t self)
+{
+	struct saved_node sn = { depth, text, self };
+
+	writer_put(w, &sn, sizeof(sn));
+}
+
+/* Saved bytes, from memory (spill NULL: data holds them all) or from a
+ * blob of the spill file, a buffer at a time. */
+struct saved_reader {
+	struct spill_file *spill;
+	uint64_t at, end;               /* the blob's bytes not yet read */
+	const uint8_t *data;
+	size_t pos, len;
+	uint8_t *buf;                   /* spill: data reads into it */
+};
+
+static uint64_t reader_left(const struct saved_reader *r)
+{
+	return r->len - r->pos + (r->end - r->at);
+}
+
+/* 0, -EINVAL past the end (a tree cut short), or the read's -errno. */
+static int reader_get(struct saved_reader *r, void *out, size_t n)
+{
+	uint8_t *o = out;
+
+	while (n) {
+		size_t k;
+
+		if (r->pos == r->len) {
+			uint64_t want = r->end - r->at;
+			long got;
+
+			if (!r->spill || !want)
+				return -EINVAL;
+			got = spill_file_read(r->spill, r->at, r->buf,
+					      want < SAVED_IO_BYTES ? (size_t)want : SAVED_IO_BYTES);
+			if (got <= 0)
+				return got < 0 ? (int)got : -EIO;
+			r->at += (uint64_t)got;
+			r->data = r->buf;
+			r->pos = 0;
+			r->len = (size_t)got;
+		}
+		k = n < r->len - r->pos ? n : r->len - r->pos;
+		memcpy(o, r->data + r->pos, k);
+		r->pos += k;
+		o += k;
+		n -= k;
 	}
 	return 0;
 }
 
-/* The saved texts' ids in t, types merged.  NULL with *err. */
-static uint32_t *add_saved_texts(struct folded_tree *t, const struct saved_head *head,
-				 const uint8_t **pos, const uint8_t *end, int *err)
+/* Opens a saved tree: its magic read and checked.  0 or -errno. */
+static int reader_open(struct saved_reader *r, struct spill_file *spill, const void *data,
+		       size_t len, const struct spill_ref *ref)
 {
-	uint32_t *ids = malloc(((size_t)head->ntexts + 1) * sizeof(*ids));
-	const uint8_t *at = *pos;
+	uint32_t magic;
+	int err;
 
-	*err = ids ? 0 : -ENOMEM;
-	for (uint32_t i = 0; ids && i < head->ntexts; i++) {
-		struct saved_text st;
+	*r = (struct saved_reader){ .spill = spill, .data = data, .len = len };
+	if (spill) {
+		if (!(r->buf = malloc(SAVED_IO_BYTES)))
+			return -ENOMEM;
+		r->at = ref->offset;
+		r->end = ref->offset + ref->bytes;
+	}
+	if ((err = reader_get(r, &magic, sizeof(magic))))
+		return err;
+	return magic == SAVED_MAGIC ? 0 : -EINVAL;
+}
 
-		if ((size_t)(end - at) < sizeof(st))
-			goto bad;
-		memcpy(&st, at, sizeof(st));
-		at += sizeof(st);
-		if (st.len > (size_t)(end - at) || st.len > FOLDED_LINE_MAX ||
-		    st.types >= 1u << FRAME_TYPE_MAX)
-			goto bad;
-		if ((ids[i] = intern_text(t, (const char *)at, st.len)) == NO_TEXT) {
-			*err = -ENOMEM;
+static int text_cmp(const char *a, size_t alen, const char *b, size_t blen)
+{
+	int c = memcmp(a, b, alen < blen ? alen : blen);
+
+	return c ? c : (alen > blen) - (alen < blen);
+}
+
+/* A saved tree's texts, one at a time, checked to increase. */
+struct text_stream {
+	struct saved_reader *r;
+	char *text, *prev;              /* the text read and the one before */
+	size_t text_cap, prev_cap;
+	uint32_t len, prev_len, types;
+	uint32_t count;                 /* texts read: this one's id is count - 1 */
+	bool done;                      /* the end mark was read */
+};
+
+/* The next text, or done.  0 or -errno. */
+static int next_text(struct text_stream *s)
+{
+	struct saved_text st;
+	char *swap = s->prev;
+	size_t swap_cap = s->prev_cap;
+	int err;
+
+	if ((err = reader_get(s->r, &st, sizeof(st))))
+		return err;
+	if (st.types == SAVED_TEXTS_END && !st.len) {
+		s->done = true;
+		return 0;
+	}
+	if (st.types >= 1u << FRAME_TYPE_MAX || st.len > FOLDED_LINE_MAX ||
+	    st.len > reader_left(s->r) || s->count >= NO_TEXT - 1)
+		return -EINVAL;
+	s->prev = s->text;
+	s->prev_cap = s->text_cap;
+	s->prev_len = s->len;
+	s->text = swap;
+	s->text_cap = swap_cap;
+	if (grow_array((void **)&s->text, &s->text_cap, st.len ? st.len : 1, 1))
+		return -ENOMEM;
+	if ((err = reader_get(s->r, s->text, st.len)))
+		return err;
+	if (s->count && text_cmp(s->prev, s->prev_len, s->text, st.len) >= 0)
+		return -EINVAL;
+	s->len = st.len;
+	s->types = st.types;
+	s->count++;
+	return 0;
+}
+
+static void text_stream_free(struct text_stream *s)
+{
+	free(s->text);
+	free(s->prev);
+}
+
+/* A saved tree's nodes, one at a time, checked: each one level at most
+ * below the one before, its text known, and siblings in increasing text
+ * order (last[] holds the newest text at each level). */
+struct node_stream {
+	struct saved_reader *r;
+	uint32_t ntexts;
+	uint32_t *last;
+	size_t last_cap;
+	struct saved_node node;         /* the node read, when has */
+	bool has;
+	int err;                        /* why there are no more nodes */
+};
+
+static void next_node(struct node_stream *s)
+{
+	uint32_t prev = s->has ? s->node.depth : 0;
+	struct saved_node sn;
+
+	s->has = false;
+	if (s->err || !reader_left(s->r) || (s->err = reader_get(s->r, &sn, sizeof(sn))))
+		return;
+	if (!sn.depth || sn.depth > prev + 1 || sn.text >= s->ntexts ||
+	    (sn.depth <= prev && sn.text <= s->last[sn.depth])) {
+		s->err = -EINVAL;
+		return;
+	}
+	if (grow_array((void **)&s->last, &s->last_cap, (size_t)sn.depth + 1, sizeof(*s->last))) {
+		s->err = -ENOMEM;
+		return;
+	}
+	s->last[sn.depth] = sn.text;
+	s->node = sn;
+	s->has = true;
+}
+
+static int by_text_order(const void *a, const void *b, void *ctx)
+{
+	const struct text_info *texts = ctx, *x = &texts[*(const uint32_t *)a],
+				*y = &texts[*(const uint32_t *)b];
+
+	return text_cmp(x->s, x->len, y->s, y->len);
+}
+
+static int by_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Writes t as a saved tree: texts sorted (rank: a text's place among
+ * them), then nodes depth first, each node's children by rank. */
+static int write_tree(const struct folded_tree *t, struct saved_writer *w)
+{
+	uint32_t magic = SAVED_MAGIC, *order = malloc((t->ntexts + 1) * sizeof(*order));
+	uint32_t *rank = malloc((t->ntexts + 1) * sizeof(*rank));
+	struct saved_node *todo = malloc(t->nnodes * sizeof(*todo)); /* (depth, node) */
+	uint64_t *kids = NULL;  /* rank << 32 | node */
+	size_t ntodo = 0, kids_cap = 0;
+
+	if (!order || !rank || !todo) {
+		w->err = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < t->ntexts; i++)
+		order[i] = i;
+	qsort_r(order, t->ntexts, sizeof(*order), by_text_order, t->texts);
+	writer_put(w, &magic, sizeof(magic));
+	for (uint32_t i = 0; i < t->ntexts; i++) {
+		const struct text_info *ti = &t->texts[order[i]];
+
+		rank[order[i]] = i;
+		writer_text(w, ti->types, ti->s, ti->len);
+	}
+	writer_text(w, SAVED_TEXTS_END, "", 0);
+	todo[ntodo++] = (struct saved_node){ 0, 0, 0 };
+	while (ntodo && !w->err) {
+		struct saved_node at = todo[--ntodo];
+		const struct text_node *nd = &t->nodes[at.text];
+		size_t nkids = 0;
+
+		if (at.text)
+			writer_node(w, at.depth, rank[nd->text], nd->self);
+		for (uint32_t c = nd->first_child; c; c = t->nodes[c].next_sibling) {
+			if (grow_array((void **)&kids, &kids_cap, nkids + 1, sizeof(*kids))) {
+				w->err = -ENOMEM;
+				goto out;
+			}
+			kids[nkids++] = (uint64_t)rank[t->nodes[c].text] << 32 | c;
+		}
+		qsort(kids, nkids, sizeof(*kids), by_u64);
+		/* the first child on top; every node is pushed once */
+		while (nkids--)
+			todo[ntodo++] = (struct saved_node){ at.depth + 1, (uint32_t)kids[nkids], 0 };
+	}
+out:
+	free(order);
+	free(rank);
+	free(todo);
+	free(kids);
+	return w->err;
+}
+
+int folded_tree_save(const struct folded_tree *t, void **data, size_t *len)
+{
+	struct saved_writer w = { 0 };
+	int err = write_tree(t, &w);
+
+	*data = err ? NULL : w.buf;
+	*len = err ? 0 : w.len;
+	if (err)
+		free(w.buf);
+	return err;
+}
+
+int folded_tree_save_spill(const struct folded_tree *t, struct spill_file *spill,
+			   struct spill_ref *ref)
+{
+	struct saved_writer w = { .spill = spill, .buf = malloc(SAVED_IO_BYTES),
+				  .cap = SAVED_IO_BYTES };
+	int err;
+
+	if (!w.buf)
+		return -ENOMEM;
+	write_tree(t, &w);
+	writer_flush(&w);
+	err = w.err;
+	free(w.buf);
+	if (err)
+		spill_file_discard(spill, &w.ref);
+	else
+		*ref = w.ref;
+	return err;
+}
+
+/* Adds the saved tree r reads to t. */
+static int add_saved(struct folded_tree *t, struct saved_reader *r)
+{
+	struct text_stream ts = { .r = r };
+	struct node_stream ns = { .r = r };
+	uint32_t *ids = NULL, *at_depth = NULL;  /* saved text -> t's; level -> node */
+	size_t ids_cap = 0, at_cap = 0;
+	int err;
+
+	while (!(err = next_text(&ts)) && !ts.done) {
+		uint32_t id = intern_text(t, ts.text, ts.len);
+
+		if (id == NO_TEXT ||
+		    grow_array((void **)&ids, &ids_cap, ts.count, sizeof(*ids))) {
+			err = -ENOMEM;
 			break;
 		}
-		t->texts[ids[i]].types |= st.types;
-		at += st.len;
+		t->texts[id].types |= ts.types;
+		ids[ts.count - 1] = id;
 	}
-	*pos = at;
-	if (!*err)
-		return ids;
+	ns.ntexts = ts.count;
+	for (next_node(&ns); !err && ns.has; next_node(&ns)) {
+		uint32_t d = ns.node.depth, node;
+
+		if (grow_array((void **)&at_depth, &at_cap, (size_t)d + 1, sizeof(*at_depth))) {
+			err = -ENOMEM;
+			break;
+		}
+		at_depth[0] = 0;
+		if (!(node = tree_child(t, at_depth[d - 1], ids[ns.node.text]))) {
+			err = -ENOMEM;
+			break;
+		}
+		at_depth[d] = node;
+		t->nodes[node].self += ns.node.self;
+	}
+	if (!err)
+		err = ns.err;
+	text_stream_free(&ts);
+	free(ns.last);
 	free(ids);
-	return NULL;
-bad:
-	free(ids);
-	*err = -EINVAL;
-	return NULL;
+	free(at_depth);
+	end_step(t);
+	return err;
 }
 
 int folded_tree_add_saved(struct folded_tree *t, const void *data, size_t len)
 {
-	const uint8_t *at = data, *end = at + len;
-	struct saved_head head;
-	uint32_t *texts = NULL, *nodes = NULL;
-	int err = -EINVAL;
+	struct saved_reader r;
+	int err = reader_open(&r, NULL, data, len, NULL);
 
-	if (len < sizeof(head))
-		return -EINVAL;
-	memcpy(&head, at, sizeof(head));
-	at += sizeof(head);
-	if (head.magic != SAVED_MAGIC ||
-	    head.ntexts > (size_t)(end - at) / sizeof(struct saved_text) ||
-	    head.nnodes > (size_t)(end - at) / sizeof(struct saved_node))
-		return -EINVAL;
-	if (!(texts = add_saved_texts(t, &head, &at, end, &err)))
-		goto out;
-	err = -EINVAL;
-	if ((size_t)(end - at) != (size_t)head.nnodes * sizeof(struct saved_node))
-		goto out;
-	err = -ENOMEM;
-	if (!(nodes = malloc(((size_t)head.nnodes + 1) * sizeof(*nodes))))
-		goto out;
-	nodes[0] = 0;
-	for (uint32_t i = 1; i <= head.nnodes; i++, at += sizeof(struct saved_node)) {
-		struct saved_node sn;
+	if (!err)
+		err = add_saved(t, &r);
+	return err;
+}
 
-		memcpy(&sn, at, sizeof(sn));
-		err = -EINVAL;
-		if (sn.parent >= i || sn.text >= head.ntexts)
-			goto out;
-		err = -ENOMEM;
-		if (!(nodes[i] = tree_child(t, nodes[sn.parent], texts[sn.text])))
-			goto out;
-		t->nodes[nodes[i]].self += sn.self;
+int folded_tree_add_spilled(struct folded_tree *t, struct spill_file *spill,
+			    const struct spill_ref *ref)
+{
+	struct saved_reader r;
+	int err = reader_open(&r, spill, NULL, 0, ref);
+
+	err = err ? err : add_saved(t, &r);
+	free(r.buf);
+	return err;
+}
+
+/* One side of a merge: its reader, texts and nodes, and its texts' ids in
+ * the merged tree. */
+struct merge_side {
+	struct saved_reader r;
+	struct text_stream texts;
+	struct node_stream nodes;
+	uint32_t *ids;
+	size_t ids_cap;
+};
+
+/* Writes the merged texts: both sides' in one increasing order, a text
+ * both have once (its types joined).  0 or -errno. */
+static int merge_texts(struct merge_side *a, struct merge_side *b, struct saved_writer *w)
+{
+	uint32_t n = 0;
+	int err = next_text(&a->texts);
+
+	if (!err)
+		err = next_text(&b->texts);
+	while (!err && (!a->texts.done || !b->texts.done)) {
+		const struct text_stream *x = &a->texts, *y = &b->texts;
+		int c = x->done ? 1 : y->done ? -1 : text_cmp(x->text, x->len, y->text, y->len);
+		const struct text_stream *from = c <= 0 ? x : y;
+
+		if (n >= NO_TEXT - 1)
+			return -EOVERFLOW;
+		writer_text(w, (c <= 0 ? x->types : 0) | (c >= 0 ? y->types : 0), from->text,
+			    from->len);
+		for (int side = 0; side < 2 && !err; side++) {
+			struct merge_side *m = side ? b : a;
+
+			if (side ? c < 0 : c > 0)
+				continue;
+			if (grow_array((void **)&m->ids, &m->ids_cap, m->texts.count,
+				       sizeof(*m->ids)))
+				return -ENOMEM;
+			m->ids[m->texts.count - 1] = n;
+			err = next_text(&m->texts);
+		}
+		n++;
 	}
-	err = 0;
-out:
-	free(texts);
-	free(nodes);
-	end_step(t);
+	writer_text(w, SAVED_TEXTS_END, "", 0);
+	return err ? err : w->err;
+}
+
+/* Writes side's node and its subtree, and reads on. */
+static void copy_subtree(struct merge_side *m, struct saved_writer *w)
+{
+	uint32_t top = m->nodes.node.depth;
+
+	do {
+		writer_node(w, m->nodes.node.depth, m->ids[m->nodes.node.text], m->nodes.node.self);
+		next_node(&m->nodes);
+	} while (m->nodes.has && m->nodes.node.depth > top && !w->err);
+}
+
+/* Both trees depth first at once.  At level d the nodes read on each side
+ * are children of one node both have (d - 1 = 0: the root), or a level
+ * above: a child one side has alone is copied with its subtree, one both
+ * have is written once, its counts summed, and the merge goes down to its
+ * children; when neither side has children left, it goes up. */
+static void merge_nodes(struct merge_side *a, struct merge_side *b, struct saved_writer *w)
+{
+	struct node_stream *x = &a->nodes, *y = &b->nodes;
+	uint32_t d = 1;
+
+	next_node(x);
+	next_node(y);
+	while (!w->err) {
+		bool hx = x->has && x->node.depth == d, hy = y->has && y->node.depth == d;
+		uint32_t tx = hx ? a->ids[x->node.text] : 0, ty = hy ? b->ids[y->node.text] : 0;
+
+		if (hx && hy && tx == ty) {
+			writer_node(w, d, tx, x->node.self + y->node.self);
+			next_node(x);
+			next_node(y);
+			d++;
+		} else if (hx && (!hy || tx < ty)) {
+			copy_subtree(a, w);
+		} else if (hy) {
+			copy_subtree(b, w);
+		} else if (d > 1) {
+			d--;
+		} else {
+			break;
+		}
+	}
+}
+
+static int merge_side_open(struct merge_side *m, struct spill_file *spill,
+			   const struct spill_ref *ref)
+{
+	int err = reader_open(&m->r, spill, NULL, 0, ref);
+
+	m->texts.r = m->nodes.r = &m->r;
+	return err;
+}
+
+static void merge_side_close(struct merge_side *m)
+{
+	free(m->r.buf);
+	text_stream_free(&m->texts);
+	free(m->nodes.last);
+	free(m->ids);
+}
+
+int folded_saved_merge(struct spill_file *spill, const struct spill_ref *a,
+		       const struct spill_ref *b, struct spill_ref *out)
+{
+	struct merge_side x = { 0 }, y = { 0 };
+	struct saved_writer w = { .spill = spill, .buf = malloc(SAVED_IO_BYTES),
+				  .cap = SAVED_IO_BYTES };
+	uint32_t magic = SAVED_MAGIC;
+	int err = w.buf ? 0 : -ENOMEM;
+
+	if (!err && !(err = merge_side_open(&x, spill, a)) &&
+	    !(err = merge_side_open(&y, spill, b))) {
+		writer_put(&w, &magic, sizeof(magic));
+		if (!(err = merge_texts(&x, &y, &w))) {
+			x.nodes.ntexts = x.texts.count;
+			y.nodes.ntexts = y.texts.count;
+			merge_nodes(&x, &y, &w);
+			writer_flush(&w);
+			err = x.nodes.err ? x.nodes.err : y.nodes.err ? y.nodes.err : w.err;
+		}
+	}
+	merge_side_close(&x);
+	merge_side_close(&y);
+	free(w.buf);
+	if (err)
+		spill_file_discard(spill, &w.ref);
+	else
+		*out = w.ref;
 	return err;
 }
 

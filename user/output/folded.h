@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "base/frame.h"
+#include "base/spill_file.h"
 #include "base/stack_table.h"
 
 struct folded_profile;
@@ -71,12 +72,32 @@ int folded_tree_add_profile(struct folded_tree *tree, const struct folded_profil
 
 /* The tree as bytes (*data malloc'd): its texts, each text's frame types
  * and its nodes with their counts, exact (no unit), independent of any
- * stack table.  0 or -ENOMEM. */
+ * stack table, in one order for the same counts however they were added
+ * (texts and siblings sorted), so that saved trees merge as streams.
+ * 0 or -ENOMEM. */
 int folded_tree_save(const struct folded_tree *tree, void **data, size_t *len);
 /* Adds what folded_tree_save gave.  0, -ENOMEM, or -EINVAL for bytes that
- * are not a saved tree (cut short, or an index out of range); the tree may
- * then hold part of them. */
+ * are not a saved tree (cut short, an index out of range, out of order);
+ * the tree may then hold part of them. */
 int folded_tree_add_saved(struct folded_tree *tree, const void *data, size_t len);
+
+/* The same through a spill file, a buffer at a time: the whole saved tree
+ * is never in memory.  save: *ref is where it lies; 0 or -errno (-ENOMEM,
+ * or the spill file's error, which it reported).  add: as add_saved, or
+ * the read's -errno. */
+int folded_tree_save_spill(const struct folded_tree *tree, struct spill_file *spill,
+			   struct spill_ref *ref);
+int folded_tree_add_spilled(struct folded_tree *tree, struct spill_file *spill,
+			    const struct spill_ref *ref);
+
+/* Saves in spill the merge of the saved trees at a and b (*out), reading
+ * both as streams: it holds a few words per distinct text and per stack
+ * level, not the trees, and costs time in proportion to their bytes.  A
+ * stack in both has its counts summed, a text its types joined.  0, or
+ * -EINVAL (a or b is not a saved tree), -ENOMEM, or a read's or write's
+ * -errno; on failure nothing is saved. */
+int folded_saved_merge(struct spill_file *spill, const struct spill_ref *a,
+		       const struct spill_ref *b, struct spill_ref *out);
 
 /* Nodes are numbered 0 (the root, above every stack) to count - 1. */
 size_t folded_tree_node_count(const struct folded_tree *tree);

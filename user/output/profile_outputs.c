@@ -770,15 +770,8 @@ static void sweep(struct profile_outputs *outs, const struct profile_output *kee
 static int add_saved(const struct profile_outputs *outs, const struct profile_output *o,
 		     struct folded_tree *t, const struct spill_ref *ref)
 {
-	void *data;
-	int err;
+	int err = ref->bytes ? folded_tree_add_spilled(t, outs->spill, ref) : 0;
 
-	if (!ref->bytes)
-		return 0;
-	if ((err = spill_file_get(outs->spill, ref, &data)))
-		return err;
-	err = folded_tree_add_saved(t, data, ref->bytes);
-	free(data);
 	if (err == -EINVAL) {
 		sp_err("%s/%s: its saved counts do not read back from the spill file", outs->dir,
 		       o->name);
@@ -812,15 +805,10 @@ static struct folded_tree *kind_tree(const struct profile_outputs *outs,
 static int save_tree(const struct profile_outputs *outs, const struct folded_tree *tree,
 		     struct spill_ref *ref)
 {
-	void *data;
-	size_t len;
-	int err = folded_tree_save(tree, &data, &len);
+	int err = folded_tree_save_spill(tree, outs->spill, ref);
 
-	if (err)
-		sp_err("saving counts in %s: %s", outs->dir, strerror(-err));
-	else
-		err = spill_file_put(outs->spill, data, len, ref);
-	free(data);
+	if (err == -ENOMEM)
+		sp_err("saving counts in %s: %s", outs->dir, strerror(ENOMEM));
 	return err;
 }
 
@@ -830,32 +818,45 @@ static struct spill_ref *layer_below(struct profile_output *o, int kind, int top
 	return top ? &o->layers->ref[kind][top - 1] : &o->saved[kind];
 }
 
-/* Merges o's newest layer of kind into the one below it.  0 or -errno. */
-static int merge_layer(struct profile_outputs *outs, struct profile_output *o, int kind)
+/* Blobs of the spill file that the outputs no longer name once an
+ * epoch's save of one output has succeeded (until then they are what it
+ * would go back to). */
+struct dead_blobs {
+	struct spill_ref ref[PROFILE_KINDS * SAVED_LAYERS * 2];
+	int n;
+};
+
+/* Merges o's newest layer of kind into the one below it, as the two
+ * trees are read: the merge of a large tree holds little memory.  The
+ * merged layers go to dead.  0 or -errno. */
+static int merge_layer(struct profile_outputs *outs, struct profile_output *o, int kind,
+		       struct dead_blobs *dead)
 {
 	struct saved_layers *l = o->layers;
 	int top = --l->n[kind];
 	struct spill_ref *below = layer_below(o, kind, top);
 	struct spill_ref merged;
-	struct folded_tree *t;
 	int err;
 
 	if (!below->bytes) {    /* nothing below: the layer moves down */
 		*below = l->ref[kind][top];
 		return 0;
 	}
-	t = folded_tree_new();
-	err = t ? add_saved(outs, o, t, below) : -ENOMEM;
-	if (!err)
-		err = add_saved(outs, o, t, &l->ref[kind][top]);
-	if (!err && !(err = save_tree(outs, t, &merged)))
-		outs->epoch_bytes += merged.bytes;
-	folded_tree_free(t);
-	if (err)
+	err = folded_saved_merge(outs->spill, below, &l->ref[kind][top], &merged);
+	if (err == -EINVAL)
+		sp_err("%s/%s: its saved counts do not read back from the spill file", outs->dir,
+		       o->name);
+	else if (err == -ENOMEM)
+		sp_err("%s/%s: %s", outs->dir, o->name, strerror(ENOMEM));
+	if (err) {
 		l->n[kind]++;
-	else
-		*below = merged;
-	return err;
+		return err;
+	}
+	outs->epoch_bytes += merged.bytes;
+	dead->ref[dead->n++] = *below;
+	dead->ref[dead->n++] = l->ref[kind][top];
+	*below = merged;
+	return 0;
 }
 
 static bool merge_due(struct profile_output *o, int kind)
@@ -877,6 +878,7 @@ static int save_running(const char *name, void *value, void *ctx)
 	struct profile_output *o = value;
 	struct spill_ref base[PROFILE_KINDS];
 	struct saved_layers kept;
+	struct dead_blobs dead = { .n = 0 };
 	int err = 0;
 
 	(void)name;
@@ -901,13 +903,15 @@ static int save_running(const char *name, void *value, void *ctx)
 			outs->epoch_bytes += o->layers->ref[k][o->layers->n[k]++].bytes;
 		folded_tree_free(t);
 		while (!err && merge_due(o, k))
-			err = merge_layer(outs, o, k);
+			err = merge_layer(outs, o, k, &dead);
 	}
 	if (err) {
 		*o->layers = kept;
 		memcpy(o->saved, base, sizeof(base));
 		return err;
 	}
+	for (int i = 0; i < dead.n; i++)
+		spill_file_discard(outs->spill, &dead.ref[i]);
 	free_profiles(o);
 	return 0;
 }
@@ -1179,20 +1183,35 @@ static int write_files(struct profile_outputs *outs, struct profile_output *o, b
 			errs[OUTPUT_JFR] = err;
 		o->jfr = NULL;
 		o->jfr_on_disk = !errs[OUTPUT_JFR];
-		if (o->jfr_on_disk && parking &&
-		    (err = spill_file_put(outs->spill, keys, keys_len, &o->jfr_keys))) {
-			/* Without its keys the file takes no more chunks. */
-			o->jfr_failed = true;
-			errs[OUTPUT_JFR] = err;
+		if (o->jfr_on_disk && parking) {
+			struct spill_ref old_keys = o->jfr_keys;
+
+			if ((err = spill_file_put(outs->spill, keys, keys_len, &o->jfr_keys))) {
+				/* Without its keys the file takes no more chunks. */
+				o->jfr_failed = true;
+				errs[OUTPUT_JFR] = err;
+			} else {
+				spill_file_discard(outs->spill, &old_keys);
+			}
 		}
 		free(keys);
 	}
-	for (int i = 0; i < OUTPUT_FILE_KINDS; i++)
-		if (errs[i] && i != OUTPUT_JFR)
+	for (int i = 0; i < OUTPUT_FILE_KINDS; i++) {
+		if (errs[i] && i != OUTPUT_JFR) {
+			for (int k = 0; k < PROFILE_KINDS && parking; k++)
+				spill_file_discard(outs->spill, &saves[k]);
 			return errs[i];
+		}
+	}
 	if (parking) {
+		/* the trees written from hold the ones saved before */
+		for (int k = 0; k < PROFILE_KINDS; k++) {
+			spill_file_discard(outs->spill, &o->saved[k]);
+			for (int i = 0; o->layers && i < o->layers->n[k]; i++)
+				spill_file_discard(outs->spill, &o->layers->ref[k][i]);
+		}
 		memcpy(o->saved, saves, sizeof(o->saved));
-		free(o->layers);    /* the trees written from hold them */
+		free(o->layers);
 		o->layers = NULL;
 	}
 	return 0;
@@ -1303,6 +1322,7 @@ void profile_outputs_memory(const struct profile_outputs *outs, struct output_me
 				       .epoch_longest_ns = outs->epoch_longest_ns,
 				       .epoch_bytes = outs->epoch_bytes,
 				       .spill_bytes = spill_file_bytes(outs->spill),
+				       .spill_disk_bytes = spill_file_disk_bytes(outs->spill),
 				       .outputs = outs->nplaces,
 				       .parked = outs->nretired,
 				       .retired_index = outs->nplaces * sizeof(*outs->places) +

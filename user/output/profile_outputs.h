@@ -134,6 +134,7 @@ struct output_memory {
 	uint64_t epoch_ns, epoch_longest_ns; /* time they took, all and the longest */
 	uint64_t epoch_bytes;   /* trees they wrote to the spill file */
 	uint64_t spill_bytes;   /* the spill file's size (on disk, not in memory) */
+	uint64_t spill_disk_bytes; /* what it takes on disk: less, as blobs no longer needed are holes */
 };
 void profile_outputs_memory(const struct profile_outputs *outs, struct output_memory *out);
 

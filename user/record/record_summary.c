@@ -339,6 +339,8 @@ static void write_memory(struct json_writer *w, const struct record_memory *m)
 	json_uint(w, m->outputs.epoch_longest_ns / 1000000);
 	json_key(w, "spill_file_bytes");
 	json_uint(w, m->outputs.spill_bytes);
+	json_key(w, "spill_file_disk_bytes");
+	json_uint(w, m->outputs.spill_disk_bytes);
 	json_key(w, "archived_stages");
 	json_uint(w, m->archived_stages);
 	json_end_object(w);

@@ -606,7 +606,7 @@ static void log_memory(struct recorder *rec, uint64_t now)
 		 "stacks %zu, counts %zu, JFR %zu (%zu writers, largest %zu), JIT %zu (names %zu), "
 		 "threads %zu, stages %zu, addresses %zu, ELF %zu, kernel %zu, queued %zu KiB; "
 		 "%zu outputs, %zu parked, %zu KiB finding them; %zu stages archived; "
-		 "%llu epochs (%llu ms, longest %llu ms); spill file %llu MiB",
+		 "%llu epochs (%llu ms, longest %llu ms); spill file %llu MiB (%llu on disk)",
 		 (unsigned long long)m.rss_kib, mi.uordblks >> 10, mi.fordblks >> 10,
 		 mi.hblkhd >> 10, m.outputs.stacks >> 10, m.outputs.counts >> 10,
 		 m.outputs.jfr >> 10, m.outputs.jfr_writers, m.outputs.jfr_largest >> 10,
@@ -617,7 +617,8 @@ static void log_memory(struct recorder *rec, uint64_t now)
 		 (unsigned long long)m.outputs.epochs,
 		 (unsigned long long)(m.outputs.epoch_ns / 1000000),
 		 (unsigned long long)(m.outputs.epoch_longest_ns / 1000000),
-		 (unsigned long long)(m.outputs.spill_bytes >> 20));
+		 (unsigned long long)(m.outputs.spill_bytes >> 20),
+		 (unsigned long long)(m.outputs.spill_disk_bytes >> 20));
 	process_table_foreach_active(rec->processes, debug_jvm_memory, NULL);
 }
 
