@@ -529,7 +529,7 @@ static void test_epoch_cost(void)
 {
 	/* frame names live as long as the recording; long ones, so that each
 	 * epoch's tree spans pages of the spill file */
-	static char leaves[48 * 20][1536];
+	static char leaves[48 * 20][6144];
 	char dir[] = "/tmp/sparkprof-test-epoch-cost-XXXXXX", cmd[300];
 	struct output_settings settings = {
 		.cpu_period_ns = 10000000, .dir = mkdtemp(dir), .stack_budget = 1,
@@ -549,7 +549,7 @@ static void test_epoch_cost(void)
 			.nframes = 3,
 		};
 
-		snprintf(leaves[leaf], sizeof(leaves[0]), "Gen%d.apply%01500d", leaf, 0);
+		snprintf(leaves[leaf], sizeof(leaves[0]), "Gen%d.apply%06000d", leaf, 0);
 		failed_adds += profile_output_add(outs, out(outs, "all"), &s) != 0;
 		if (t == 25 * NS)
 			profile_outputs_memory(outs, &half);
@@ -561,9 +561,11 @@ static void test_epoch_cost(void)
 	      "epochs wrote %llu bytes in the second half, %llu in the first",
 	      (unsigned long long)(m.epoch_bytes - half.epoch_bytes),
 	      (unsigned long long)half.epoch_bytes);
-	CHECK(m.spill_disk_bytes < m.spill_bytes / 2,
-	      "the spill file takes %llu KiB on disk of the %llu KiB written to it: merged "
-	      "layers are given back", (unsigned long long)m.spill_disk_bytes >> 10,
+	/* without holes it takes what was written; layers under 256 KiB keep
+	 * their room */
+	CHECK(m.spill_disk_bytes < m.spill_bytes / 4 * 3,
+	      "the spill file takes %llu KiB on disk of the %llu KiB written to it: large "
+	      "merged layers are given back", (unsigned long long)m.spill_disk_bytes >> 10,
 	      (unsigned long long)m.spill_bytes >> 10);
 	CHECK(profile_outputs_write(outs) == 0, "written");
 	snprintf(cmd, sizeof(cmd), "awk '{ n += $NF } END { exit n != %d }' '%s/all.folded'", i,

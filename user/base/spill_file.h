@@ -2,8 +2,10 @@
  * outputs' saved count trees and JFR key states, the stage archive, the
  * names of large symbol tables.  A temporary file in the output folder,
  * unnamed (O_TMPFILE) or unlinked at once, so nothing is left behind and
- * nobody else can open it.  A blob is written once, read back when
- * needed, and its room given back when it is no longer needed.  One user (thread) per file.
+ * nobody else can open it.  A blob is written once (in one put or in
+ * pieces), read back when needed, and a large one's pages given back to
+ * the file system once it is no longer needed.  One thread writes a file;
+ * reads may come from several (the writing threads of a stop).
  */
 #ifndef SPARKPROF_SPILL_FILE_H
 #define SPARKPROF_SPILL_FILE_H
@@ -38,10 +40,10 @@ int spill_file_get(struct spill_file *spill, const struct spill_ref *ref,
 int spill_file_append(struct spill_file *spill, const void *data, size_t len,
 		      struct spill_ref *ref);
 
-/* The blob at ref will not be read again: the file gives its whole pages
- * back to the file system (a hole), so that a long recording's file takes
- * the room of what it still holds.  Where holes are not supported the
- * room stays taken. */
+/* The blob at ref will not be read again: when it is large (256 KiB or
+ * more) the file gives its whole pages back to the file system (a hole),
+ * so that a long recording's file does not keep the room of the trees it
+ * merged.  Smaller blobs, and file systems without holes, keep theirs. */
 void spill_file_discard(struct spill_file *spill, const struct spill_ref *ref);
 
 /* Reads up to len bytes at offset into buf: the count read (short past

@@ -913,7 +913,8 @@ static int write_tree(const struct folded_tree *t, struct saved_writer *w)
 			}
 			kids[nkids++] = (uint64_t)rank[t->nodes[c].text] << 32 | c;
 		}
-		qsort(kids, nkids, sizeof(*kids), by_u64);
+		if (nkids > 1)
+			qsort(kids, nkids, sizeof(*kids), by_u64);
 		/* the first child on top; every node is pushed once */
 		while (nkids--)
 			todo[ntodo++] = (struct saved_node){ at.depth + 1, (uint32_t)kids[nkids], 0 };

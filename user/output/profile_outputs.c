@@ -818,19 +818,21 @@ static struct spill_ref *layer_below(struct profile_output *o, int kind, int top
 	return top ? &o->layers->ref[kind][top - 1] : &o->saved[kind];
 }
 
-/* Blobs of the spill file that the outputs no longer name once an
- * epoch's save of one output has succeeded (until then they are what it
- * would go back to). */
-struct dead_blobs {
-	struct spill_ref ref[PROFILE_KINDS * SAVED_LAYERS * 2];
-	int n;
+/* Blobs of the spill file an epoch's save of one output made, and those
+ * it left unnamed (merged away).  Once it has succeeded the unnamed go;
+ * when it fails the output goes back to what it named before, and what
+ * the save made goes instead. */
+struct epoch_blobs {
+	struct spill_ref made[PROFILE_KINDS * (SAVED_LAYERS + 1)];
+	struct spill_ref dead[PROFILE_KINDS * SAVED_LAYERS * 2];
+	int nmade, ndead;
 };
 
 /* Merges o's newest layer of kind into the one below it, as the two
- * trees are read: the merge of a large tree holds little memory.  The
- * merged layers go to dead.  0 or -errno. */
+ * trees are read: the merge of a large tree holds little memory.  0 or
+ * -errno. */
 static int merge_layer(struct profile_outputs *outs, struct profile_output *o, int kind,
-		       struct dead_blobs *dead)
+		       struct epoch_blobs *blobs)
 {
 	struct saved_layers *l = o->layers;
 	int top = --l->n[kind];
@@ -853,8 +855,9 @@ static int merge_layer(struct profile_outputs *outs, struct profile_output *o, i
 		return err;
 	}
 	outs->epoch_bytes += merged.bytes;
-	dead->ref[dead->n++] = *below;
-	dead->ref[dead->n++] = l->ref[kind][top];
+	blobs->made[blobs->nmade++] = merged;
+	blobs->dead[blobs->ndead++] = *below;
+	blobs->dead[blobs->ndead++] = l->ref[kind][top];
 	*below = merged;
 	return 0;
 }
@@ -870,15 +873,15 @@ static bool merge_due(struct profile_output *o, int kind)
 
 /* An epoch ends: o's counts are saved as a new layer and its profiles
  * freed (made again by its next sample, on the new table), and its JFR
- * chunk, which names stacks by id, is ended.  On failure o is as before:
- * the layers saved meanwhile are forgotten (the spill file only grows). */
+ * chunk, which names stacks by id, is ended.  On failure o is as before,
+ * and the layers saved meanwhile are given back. */
 static int save_running(const char *name, void *value, void *ctx)
 {
 	struct profile_outputs *outs = ctx;
 	struct profile_output *o = value;
 	struct spill_ref base[PROFILE_KINDS];
 	struct saved_layers kept;
-	struct dead_blobs dead = { .n = 0 };
+	struct epoch_blobs blobs = { .nmade = 0, .ndead = 0 };
 	int err = 0;
 
 	(void)name;
@@ -899,19 +902,23 @@ static int save_running(const char *name, void *value, void *ctx)
 			continue;
 		t = folded_tree_new();
 		err = t ? folded_tree_add_profile(t, p) : -ENOMEM;
-		if (!err && !(err = save_tree(outs, t, &o->layers->ref[k][o->layers->n[k]])))
+		if (!err && !(err = save_tree(outs, t, &o->layers->ref[k][o->layers->n[k]]))) {
+			blobs.made[blobs.nmade++] = o->layers->ref[k][o->layers->n[k]];
 			outs->epoch_bytes += o->layers->ref[k][o->layers->n[k]++].bytes;
+		}
 		folded_tree_free(t);
 		while (!err && merge_due(o, k))
-			err = merge_layer(outs, o, k, &dead);
+			err = merge_layer(outs, o, k, &blobs);
 	}
 	if (err) {
 		*o->layers = kept;
 		memcpy(o->saved, base, sizeof(base));
+		for (int i = 0; i < blobs.nmade; i++)
+			spill_file_discard(outs->spill, &blobs.made[i]);
 		return err;
 	}
-	for (int i = 0; i < dead.n; i++)
-		spill_file_discard(outs->spill, &dead.ref[i]);
+	for (int i = 0; i < blobs.ndead; i++)
+		spill_file_discard(outs->spill, &blobs.dead[i]);
 	free_profiles(o);
 	return 0;
 }
@@ -919,7 +926,7 @@ static int save_running(const char *name, void *value, void *ctx)
 /* Past the budget, the stacks of every output still running go to the
  * spill file as text trees and the stack table starts afresh: memory
  * stays flat however many distinct stacks a long recording sees, and the
- * files written at the end merge the trees (folded_tree_add_saved).  When
+ * files written at the end merge the trees (folded_tree_add_spilled).  When
  * saving fails, the outputs saved so far keep their trees and the rest
  * keep the table, which then stays: nothing is lost. */
 static void start_epoch(struct profile_outputs *outs)

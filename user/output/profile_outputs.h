@@ -133,8 +133,9 @@ struct output_memory {
 	uint64_t epochs;        /* times the stack table was started afresh */
 	uint64_t epoch_ns, epoch_longest_ns; /* time they took, all and the longest */
 	uint64_t epoch_bytes;   /* trees they wrote to the spill file */
-	uint64_t spill_bytes;   /* the spill file's size (on disk, not in memory) */
-	uint64_t spill_disk_bytes; /* what it takes on disk: less, as blobs no longer needed are holes */
+	uint64_t spill_bytes;   /* the spill file's size (a file, not memory) */
+	uint64_t spill_disk_bytes; /* the room it takes on disk: less, as the pages of trees
+				    * no longer needed are given back */
 };
 void profile_outputs_memory(const struct profile_outputs *outs, struct output_memory *out);
 
