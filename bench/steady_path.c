@@ -17,29 +17,7 @@
 #include "output/profile_outputs.h"
 #include "symbols/proc_symbolizer.h"
 #include "symbols/stack_resolver.h"
-
-static double seconds(clockid_t clock)
-{
-	struct timespec t;
-
-	clock_gettime(clock, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-/* A field of /proc/self/status in KiB: "VmHWM:" (peak RSS), "VmRSS:". */
-static long status_kib(const char *field)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	long kib = 0;
-
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, field, strlen(field)))
-			kib = atol(line + strlen(field));
-	if (f)
-		fclose(f);
-	return kib;
-}
+#include "bench_clock.h"
 
 /* Every 8th text symbol of the kernel, as return addresses inside them. */
 static int kernel_addresses(uint64_t *out, int max)

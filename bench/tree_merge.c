@@ -15,28 +15,7 @@
 #include <time.h>
 
 #include "output/folded.h"
-
-static double seconds(clockid_t clock)
-{
-	struct timespec t;
-
-	clock_gettime(clock, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static long status_kib(const char *field)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	long kib = -1;
-
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, field, strlen(field)))
-			kib = atol(line + strlen(field));
-	if (f)
-		fclose(f);
-	return kib;
-}
+#include "bench_clock.h"
 
 static uint64_t next_rand(uint64_t *s)
 {
