@@ -685,6 +685,30 @@ static void writer_put(struct saved_writer *w, const void *data, size_t n)
 	w->len += n;
 }
 
+/* A writer of one new blob of spill, a buffer at a time.  0 or -ENOMEM. */
+static int writer_open_spill(struct saved_writer *w, struct spill_file *spill)
+{
+	*w = (struct saved_writer){ .spill = spill, .buf = malloc(SAVED_IO_BYTES),
+				    .cap = SAVED_IO_BYTES };
+	return w->buf ? 0 : -ENOMEM;
+}
+
+/* Ends a spill writer: its blob in *ref, or, when err (or the writer's
+ * own error) says it failed, given back.  The error, or 0. */
+static int writer_close_spill(struct saved_writer *w, int err, struct spill_ref *ref)
+{
+	if (!err) {
+		writer_flush(w);
+		err = w->err;
+	}
+	free(w->buf);
+	if (err)
+		spill_file_discard(w->spill, &w->ref);
+	else
+		*ref = w->ref;
+	return err;
+}
+
 static void writer_text(struct saved_writer *w, uint32_t types, const char *s, uint32_t len)
 {
 	struct saved_text st = { types, len };
@@ -942,21 +966,10 @@ int folded_tree_save(const struct folded_tree *t, void **data, size_t *len)
 int folded_tree_save_spill(const struct folded_tree *t, struct spill_file *spill,
 			   struct spill_ref *ref)
 {
-	struct saved_writer w = { .spill = spill, .buf = malloc(SAVED_IO_BYTES),
-				  .cap = SAVED_IO_BYTES };
-	int err;
+	struct saved_writer w;
+	int err = writer_open_spill(&w, spill);
 
-	if (!w.buf)
-		return -ENOMEM;
-	write_tree(t, &w);
-	writer_flush(&w);
-	err = w.err;
-	free(w.buf);
-	if (err)
-		spill_file_discard(spill, &w.ref);
-	else
-		*ref = w.ref;
-	return err;
+	return err ? err : writer_close_spill(&w, write_tree(t, &w), ref);
 }
 
 /* Adds the saved tree r reads to t. */
@@ -1136,30 +1149,24 @@ int folded_saved_merge(struct spill_file *spill, const struct spill_ref *a,
 		       const struct spill_ref *b, struct spill_ref *out)
 {
 	struct merge_side x = { 0 }, y = { 0 };
-	struct saved_writer w = { .spill = spill, .buf = malloc(SAVED_IO_BYTES),
-				  .cap = SAVED_IO_BYTES };
+	struct saved_writer w;
 	uint32_t magic = SAVED_MAGIC;
-	int err = w.buf ? 0 : -ENOMEM;
+	int err = writer_open_spill(&w, spill);
 
-	if (!err && !(err = merge_side_open(&x, spill, a)) &&
-	    !(err = merge_side_open(&y, spill, b))) {
+	if (err)
+		return err;
+	if (!(err = merge_side_open(&x, spill, a)) && !(err = merge_side_open(&y, spill, b))) {
 		writer_put(&w, &magic, sizeof(magic));
 		if (!(err = merge_texts(&x, &y, &w))) {
 			x.nodes.ntexts = x.texts.count;
 			y.nodes.ntexts = y.texts.count;
 			merge_nodes(&x, &y, &w);
-			writer_flush(&w);
-			err = x.nodes.err ? x.nodes.err : y.nodes.err ? y.nodes.err : w.err;
+			err = x.nodes.err ? x.nodes.err : y.nodes.err;
 		}
 	}
 	merge_side_close(&x);
 	merge_side_close(&y);
-	free(w.buf);
-	if (err)
-		spill_file_discard(spill, &w.ref);
-	else
-		*out = w.ref;
-	return err;
+	return writer_close_spill(&w, err, out);
 }
 
 size_t folded_tree_node_count(const struct folded_tree *t)

@@ -766,18 +766,24 @@ static void sweep(struct profile_outputs *outs, const struct profile_output *kee
 	free(ip.parked);
 }
 
+/* Says that o's saved counts did not read back (err -EINVAL from a saved
+ * tree's reader), once per failure; err, as -EIO for that case. */
+static int unreadable_saved(const struct profile_outputs *outs, const struct profile_output *o,
+			    int err)
+{
+	if (err != -EINVAL)
+		return err;
+	sp_err("%s/%s: its saved counts do not read back from the spill file", outs->dir,
+	       o->name);
+	return -EIO;
+}
+
 /* Adds the tree saved at ref (if any) to t. */
 static int add_saved(const struct profile_outputs *outs, const struct profile_output *o,
 		     struct folded_tree *t, const struct spill_ref *ref)
 {
-	int err = ref->bytes ? folded_tree_add_spilled(t, outs->spill, ref) : 0;
-
-	if (err == -EINVAL) {
-		sp_err("%s/%s: its saved counts do not read back from the spill file", outs->dir,
-		       o->name);
-		err = -EIO;
-	}
-	return err;
+	return unreadable_saved(outs, o, ref->bytes ? folded_tree_add_spilled(t, outs->spill, ref)
+						    : 0);
 }
 
 /* The tree of o's counts of one kind: the trees it saved and what it
@@ -844,11 +850,9 @@ static int merge_layer(struct profile_outputs *outs, struct profile_output *o, i
 		*below = l->ref[kind][top];
 		return 0;
 	}
-	err = folded_saved_merge(outs->spill, below, &l->ref[kind][top], &merged);
-	if (err == -EINVAL)
-		sp_err("%s/%s: its saved counts do not read back from the spill file", outs->dir,
-		       o->name);
-	else if (err == -ENOMEM)
+	err = unreadable_saved(outs, o,
+			       folded_saved_merge(outs->spill, below, &l->ref[kind][top], &merged));
+	if (err == -ENOMEM)
 		sp_err("%s/%s: %s", outs->dir, o->name, strerror(ENOMEM));
 	if (err) {
 		l->n[kind]++;
