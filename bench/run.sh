@@ -22,13 +22,16 @@ cc -O2 -D_GNU_SOURCE -Iinclude -Iuser -o build/bench/steady_path bench/steady_pa
 build/bench/steady_path 1000000 5000
 build/bench/steady_path 1000000 50000
 # Merging two saved count trees (what a long recording's epochs do to the
-# node's output): as streams, against building the merged tree in memory.
+# node's output): as streams, against building the merged tree in memory;
+# and building an output's tree from its saved trees at the stop.
 cc -O2 -D_GNU_SOURCE -Iinclude -Iuser -o build/bench/tree_merge bench/tree_merge.c \
 	build/libsparkprof.a -lz
 for stacks in 60000 240000; do
 	build/bench/tree_merge memory $stacks
 	build/bench/tree_merge stream $stacks
 done
+# The stop's work on one output: its tree from a saved tree and eight layers.
+build/bench/tree_merge stop 60000
 for extra in bench/offcpu*.sh; do
 	[ -x "$extra" ] && "$extra"
 done

@@ -1,12 +1,16 @@
-/* tree_merge.c - what merging two saved count trees costs: the way an
- * epoch merges the node's layers now (folded_saved_merge, both trees read
- * as streams) against building the merged tree in memory and saving it
- * (what each merge did before).  Two trees of STACKS stacks each, half of
- * them shared, 4 to 43 frames deep, in a spill file in DIR.
+/* tree_merge.c - what saved count trees cost a long recording.
+ *   stream, memory: merging two, the way an epoch merges the node's
+ *     layers now (folded_saved_merge, both trees read as streams) against
+ *     building the merged tree in memory and saving it (what each merge
+ *     did before).  Two trees of STACKS stacks each, half of them shared.
+ *   stop: what the stop does for one output: builds its tree from a saved
+ *     tree and eight layers (STACKS stacks each, half of them shared by
+ *     all nine) and writes it as folded text.
+ * Stacks are 4 to 43 frames deep; the trees lie in a spill file in DIR.
  *
- * usage: tree_merge stream|memory STACKS [DIR]   (defaults: 60000, /tmp)
- * Prints the merge's wall time, CPU time and how far it raised the peak
- * RSS (VmHWM, reset just before it). */
+ * usage: tree_merge stream|memory|stop STACKS [DIR]  (defaults: 60000, /tmp)
+ * Prints the wall time, CPU time and how far it raised the peak RSS
+ * (VmHWM, reset just before it). */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,8 +18,12 @@
 #include <string.h>
 #include <time.h>
 
+#include <unistd.h>
+
 #include "output/folded.h"
 #include "bench_clock.h"
+
+#define STOP_TREES 9    /* a saved tree and eight layers */
 
 static uint64_t next_rand(uint64_t *s)
 {
@@ -51,36 +59,63 @@ static int save(struct folded_profile *p, struct spill_file *spill, struct spill
 	return err;
 }
 
+/* The stop's work on one output: its tree from the saved trees, written. */
+static int build_and_write(struct spill_file *spill, const struct spill_ref *refs, int n,
+			   const char *dir, double *build_wall)
+{
+	struct folded_tree *t = folded_tree_new();
+	char path[4096];
+	int err = t ? 0 : -1;
+
+	*build_wall = seconds(CLOCK_MONOTONIC);
+	for (int i = 0; i < n && !err; i++)
+		err = folded_tree_add_spilled(t, spill, &refs[i]);
+	if (!err)
+		folded_tree_built(t);
+	*build_wall = seconds(CLOCK_MONOTONIC) - *build_wall;
+	snprintf(path, sizeof(path), "%s/tree_merge.folded", dir);
+	if (!err)
+		err = folded_tree_write(t, path, 1);
+	unlink(path);
+	folded_tree_free(t);
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	static char names[400][16];
 	int stacks = argc > 2 ? atoi(argv[2]) : 60000;
 	const char *dir = argc > 3 ? argv[3] : "/tmp";
-	bool stream = argc > 1 && !strcmp(argv[1], "stream");
-	struct folded_profile *a = folded_profile_new(NULL), *b = folded_profile_new(NULL);
+	const char *mode = argc > 1 ? argv[1] : "";
+	bool stream = !strcmp(mode, "stream"), stop = !strcmp(mode, "stop");
+	int ntrees = stop ? STOP_TREES : 2;
 	struct spill_file *spill = spill_file_new(dir, "bench trees");
-	struct spill_ref ra, rb, merged = { 0, 0 };
-	double wall, cpu;
+	struct spill_ref refs[STOP_TREES], merged = { 0, 0 };
+	double wall, cpu, build_wall = 0, bytes = 0;
 	long base;
-	int err;
+	int err = 0;
 	FILE *f;
 
-	if (argc < 2 || (!stream && strcmp(argv[1], "memory")) || stacks <= 0) {
-		fprintf(stderr, "usage: tree_merge stream|memory STACKS [DIR]\n");
+	if ((!stream && !stop && strcmp(mode, "memory")) || stacks <= 0) {
+		fprintf(stderr, "usage: tree_merge stream|memory|stop STACKS [DIR]\n");
 		return 2;
 	}
 	for (int i = 0; i < 400; i++)
 		snprintf(names[i], sizeof(names[i]), "f%d", i);
-	add_stacks(a, 1, stacks / 2, names);
-	add_stacks(a, 2, stacks / 2, names);
-	add_stacks(b, 1, stacks / 2, names);
-	add_stacks(b, 3, stacks / 2, names);
-	if (!spill || save(a, spill, &ra) || save(b, spill, &rb)) {
+	/* Tree i: the stacks of seed 1, shared by all, and its own (seed i + 2). */
+	for (int i = 0; i < ntrees && spill && !err; i++) {
+		struct folded_profile *p = folded_profile_new(NULL);
+
+		add_stacks(p, 1, stacks / 2, names);
+		add_stacks(p, (uint64_t)i + 2, stacks / 2, names);
+		err = save(p, spill, &refs[i]);
+		bytes += refs[i].bytes;
+		folded_profile_free(p);
+	}
+	if (!spill || err) {
 		fprintf(stderr, "tree_merge: could not save the trees in %s\n", dir);
 		return 1;
 	}
-	folded_profile_free(a);
-	folded_profile_free(b);
 	/* the peak from here on */
 	if ((f = fopen("/proc/self/clear_refs", "w"))) {
 		fputs("5", f);
@@ -89,14 +124,16 @@ int main(int argc, char **argv)
 	base = status_kib("VmHWM:");
 	wall = seconds(CLOCK_MONOTONIC);
 	cpu = seconds(CLOCK_PROCESS_CPUTIME_ID);
-	if (stream) {
-		err = folded_saved_merge(spill, &ra, &rb, &merged);
+	if (stop) {
+		err = build_and_write(spill, refs, ntrees, dir, &build_wall);
+	} else if (stream) {
+		err = folded_saved_merge(spill, &refs[0], &refs[1], &merged);
 	} else {
 		struct folded_tree *t = folded_tree_new();
 
-		err = t ? folded_tree_add_spilled(t, spill, &ra) : -1;
+		err = t ? folded_tree_add_spilled(t, spill, &refs[0]) : -1;
 		if (!err)
-			err = folded_tree_add_spilled(t, spill, &rb);
+			err = folded_tree_add_spilled(t, spill, &refs[1]);
 		if (!err)
 			err = folded_tree_save_spill(t, spill, &merged);
 		folded_tree_free(t);
@@ -104,13 +141,20 @@ int main(int argc, char **argv)
 	wall = seconds(CLOCK_MONOTONIC) - wall;
 	cpu = seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu;
 	if (err) {
-		fprintf(stderr, "tree_merge: the merge failed (%d)\n", err);
+		fprintf(stderr, "tree_merge: %s failed (%d)\n", mode, err);
 		return 1;
 	}
-	printf("%s: trees of %.1f + %.1f MiB -> %.1f MiB: %.0f ms wall, %.0f ms CPU, "
-	       "peak RSS +%.1f MiB\n",
-	       argv[1], ra.bytes / 1048576.0, rb.bytes / 1048576.0, merged.bytes / 1048576.0,
-	       wall * 1e3, cpu * 1e3, (status_kib("VmHWM:") - base) / 1024.0);
+	if (stop)
+		printf("stop: %d trees of %.1f MiB in all: %.0f ms wall (%.0f building), "
+		       "%.0f ms CPU, peak RSS +%.1f MiB\n",
+		       ntrees, bytes / 1048576.0, wall * 1e3, build_wall * 1e3, cpu * 1e3,
+		       (status_kib("VmHWM:") - base) / 1024.0);
+	else
+		printf("%s: trees of %.1f + %.1f MiB -> %.1f MiB: %.0f ms wall, %.0f ms CPU, "
+		       "peak RSS +%.1f MiB\n",
+		       mode, refs[0].bytes / 1048576.0, refs[1].bytes / 1048576.0,
+		       merged.bytes / 1048576.0, wall * 1e3, cpu * 1e3,
+		       (status_kib("VmHWM:") - base) / 1024.0);
 	spill_file_free(spill);
 	return 0;
 }

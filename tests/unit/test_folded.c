@@ -197,6 +197,17 @@ static void check_saved_trees(void)
 	CHECK(folded_tree_node_count(merged) == 10, "shared callers are one node each (%zu)",
 	      folded_tree_node_count(merged));
 	free(text_a);
+	/* a step after the tree was said built: its index is made again, and
+	 * the same stacks land on the same nodes */
+	folded_tree_built(merged);
+	CHECK(folded_tree_add_saved(merged, data, len) == 0 && folded_tree_node_count(merged) == 10 &&
+	      folded_tree_write(merged, pa, 1) == 0,
+	      "the saved tree added again after built: the same nodes (%zu)",
+	      folded_tree_node_count(merged));
+	CHECK(!strcmp(slurp(pa), "java-1;main;schedule_[k] 6\n"
+				 "java-1;worker;main;Foo.bar 10995116277767\n"
+				 "java-2;main;schedule_[k] 1\n"),
+	      "its counts added once more:\n%s", slurp(pa));
 	bad = malloc(len);
 	memcpy(bad, data, len);
 	CHECK(folded_tree_add_saved(merged, bad, len - 1) == -EINVAL, "a tree cut short: -EINVAL");

@@ -294,7 +294,7 @@ struct folded_tree {
 	size_t ntexts, texts_cap;
 	struct strmap *text_ids;        /* text -> id + 1 */
 	struct string_pool *pool;       /* the texts */
-	/* While building: */
+	/* While building (children: until folded_tree_built): */
 	uint32_t *children;             /* nodes by (parent, text); 0: empty */
 	size_t children_cap;
 	struct name_index names;        /* (name pointer, tag) -> text */
@@ -423,6 +423,28 @@ static size_t child_slot(const struct folded_tree *t, uint32_t parent, uint32_t 
 	return i;
 }
 
+/* A node under parent, not in the children index; 0 when out of memory. */
+static uint32_t new_node(struct folded_tree *t, uint32_t parent, uint32_t text)
+{
+	uint32_t id;
+
+	if (t->nnodes >= UINT32_MAX - 1 ||
+	    grow_array((void **)&t->nodes, &t->nodes_cap, t->nnodes + 1, sizeof(*t->nodes)))
+		return 0;
+	id = (uint32_t)t->nnodes++;
+	t->nodes[id] = (struct text_node){ parent, text, 0, t->nodes[parent].first_child, 0 };
+	t->nodes[parent].first_child = id;
+	return id;
+}
+
+/* The children index goes; tree_child makes it again from the nodes. */
+static void drop_children(struct folded_tree *t)
+{
+	free(t->children);
+	t->children = NULL;
+	t->children_cap = 0;
+}
+
 /* parent's child with text, added if new; 0 (the root) when out of memory. */
 static uint32_t tree_child(struct folded_tree *t, uint32_t parent, uint32_t text)
 {
@@ -446,16 +468,9 @@ static uint32_t tree_child(struct folded_tree *t, uint32_t parent, uint32_t text
 		free(old);
 	}
 	i = child_slot(t, parent, text);
-	if (t->children[i])
-		return t->children[i];
-	if (t->nnodes >= UINT32_MAX - 1 ||
-	    grow_array((void **)&t->nodes, &t->nodes_cap, t->nnodes + 1, sizeof(*t->nodes)))
-		return 0;
-	id = (uint32_t)t->nnodes++;
-	t->nodes[id] = (struct text_node){ parent, text, 0, t->nodes[parent].first_child, 0 };
-	t->nodes[parent].first_child = id;
-	t->children[i] = id;
-	return id;
+	if (!t->children[i])
+		t->children[i] = new_node(t, parent, text);
+	return t->children[i];
 }
 
 /* Places one stack: up its path to the first node placed before, then down
@@ -544,24 +559,30 @@ static int alloc_placed(struct folded_tree *t, const struct stack_table *stacks)
 	return 0;
 }
 
-/* What only a step of building needs goes after it (the children index
- * is made again by the next step); the nodes are cut to size, as pages
- * are built from them with no room to spare. */
+/* What only a step of building needs goes after it.  The children index
+ * stays for the next step: made again at each, it cost a tree built from
+ * ten steps most of its building time. */
 static void end_step(struct folded_tree *t)
 {
-	struct text_node *exact;
-
-	free(t->children);
 	free(t->names.slots);
 	if (t->placed)
 		munmap(t->placed, t->placed_bytes);
 	free(t->path);
 	free(t->scratch);
 	t->names = (struct name_index){ 0 };
-	t->children = t->path = t->placed = NULL;
-	t->children_cap = 0;
+	t->path = t->placed = NULL;
 	t->scratch = NULL;
 	t->stacks = NULL;
+}
+
+/* The nodes are cut to size, as pages are built from them with no room to
+ * spare. */
+void folded_tree_built(struct folded_tree *t)
+{
+	struct text_node *exact;
+
+	end_step(t);
+	drop_children(t);
 	if (t->nnodes && (exact = realloc(t->nodes, t->nnodes * sizeof(*t->nodes)))) {
 		t->nodes = exact;
 		t->nodes_cap = t->nnodes;
@@ -573,6 +594,7 @@ void folded_tree_free(struct folded_tree *t)
 	if (!t)
 		return;
 	end_step(t);
+	free(t->children);
 	free(t->nodes);
 	free(t->texts);
 	strmap_free(t->text_ids, NULL);
@@ -617,6 +639,7 @@ struct folded_tree *folded_tree_build(const struct folded_profile *p)
 		errno = -err;
 		return NULL;
 	}
+	folded_tree_built(t);
 	return t;
 }
 
@@ -972,12 +995,27 @@ int folded_tree_save_spill(const struct folded_tree *t, struct spill_file *spill
 	return err ? err : writer_close_spill(&w, write_tree(t, &w), ref);
 }
 
+/* parent's child with text, as tree_child, trying guess first.  A tree
+ * built from saved trees numbers its nodes in the first one's order, and
+ * a saved tree comes in that same order (depth first, siblings sorted):
+ * where both hold the same stacks, the node after the one found last is
+ * the next one found, read in passing instead of through the index. */
+static uint32_t saved_child(struct folded_tree *t, uint32_t parent, uint32_t text,
+			    uint32_t guess)
+{
+	if (guess < t->nnodes && t->nodes[guess].parent == parent && t->nodes[guess].text == text)
+		return guess;
+	return tree_child(t, parent, text);
+}
+
 /* Adds the saved tree r reads to t. */
 static int add_saved(struct folded_tree *t, struct saved_reader *r)
 {
 	struct text_stream ts = { .r = r };
 	struct node_stream ns = { .r = r };
 	uint32_t *ids = NULL, *at_depth = NULL;  /* saved text -> t's; level -> node */
+	uint32_t last = 0;                       /* the node found last */
+	bool fresh = t->nnodes == 1;
 	size_t ids_cap = 0, at_cap = 0;
 	int err;
 
@@ -993,6 +1031,12 @@ static int add_saved(struct folded_tree *t, struct saved_reader *r)
 		ids[ts.count - 1] = id;
 	}
 	ns.ntexts = ts.count;
+	/* Into a tree with no nodes, every saved node is new (a saved tree
+	 * holds no two siblings with one text: the stream checks they
+	 * increase), so they go in as they come; the index is made once, by
+	 * the next step that needs it. */
+	if (fresh)
+		drop_children(t);
 	for (next_node(&ns); !err && ns.has; next_node(&ns)) {
 		uint32_t d = ns.node.depth, node;
 
@@ -1001,11 +1045,13 @@ static int add_saved(struct folded_tree *t, struct saved_reader *r)
 			break;
 		}
 		at_depth[0] = 0;
-		if (!(node = tree_child(t, at_depth[d - 1], ids[ns.node.text]))) {
+		node = fresh ? new_node(t, at_depth[d - 1], ids[ns.node.text])
+			     : saved_child(t, at_depth[d - 1], ids[ns.node.text], last + 1);
+		if (!node) {
 			err = -ENOMEM;
 			break;
 		}
-		at_depth[d] = node;
+		at_depth[d] = last = node;
 		t->nodes[node].self += ns.node.self;
 	}
 	if (!err)

@@ -804,6 +804,7 @@ static struct folded_tree *kind_tree(const struct profile_outputs *outs,
 		folded_tree_free(t);
 		return NULL;
 	}
+	folded_tree_built(t);
 	return t;
 }
 
