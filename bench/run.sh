@@ -32,6 +32,8 @@ for stacks in 60000 240000; do
 done
 # The stop's work on one output: its tree from a saved tree and eight layers.
 build/bench/tree_merge stop 60000
+# Parking a stage: its tree from a profile of 200 stacks in a 1M-node table.
+build/bench/tree_merge stages 60000
 for extra in bench/offcpu*.sh; do
 	[ -x "$extra" ] && "$extra"
 done

@@ -140,6 +140,57 @@ static void check_count_forms(void)
 	stack_table_free(tab);
 }
 
+/* A profile of few stacks in a large table (a stage's) places the table's
+ * nodes it passes in a hash of its own: with stacks far deeper than its
+ * first guess (50 of 300 frames, each frame its own), the hash grows and
+ * the file reads the same as the same stacks in a table of their own. */
+static void check_deep_sparse(void)
+{
+	static char names[50][300][12], fillers[20000][8]; /* the table keys names by address */
+	struct stack_table *tab = stack_table_new();
+	struct folded_profile *sparse = folded_profile_new(tab), *own = folded_profile_new(NULL);
+	struct frame f[300];
+	char a[] = "/tmp/sparkprof-test-sparse-a-XXXXXX", b[] = "/tmp/sparkprof-test-sparse-b-XXXXXX";
+	char *text;
+	size_t lines = 0;
+
+	close(mkstemp(a));
+	close(mkstemp(b));
+	for (int i = 0; i < 20000; i++) {
+		struct frame two[2] = { { fillers[i], FRAME_NATIVE }, { "main", FRAME_NATIVE } };
+
+		snprintf(fillers[i], sizeof(fillers[i]), "f%d", i);
+		stack_table_intern(tab, "java-1", NULL, two, 2);
+	}
+	CHECK(stack_table_node_count(tab) > 20000, "a table of 20,000 stacks (%zu nodes)",
+	      stack_table_node_count(tab));
+	for (int k = 0; k < 50; k++) {
+		for (int d = 0; d < 300; d++) {
+			snprintf(names[k][d], sizeof(names[k][d]), "d%d_%d", d, k);
+			f[d] = (struct frame){ names[k][d], FRAME_JIT };
+		}
+		folded_profile_add(sparse, "java-1", NULL, f, 300, (uint64_t)k + 1);
+		folded_profile_add(own, "java-1", NULL, f, 300, (uint64_t)k + 1);
+	}
+	CHECK(folded_profile_memory(sparse) < 16384,
+	      "50 stacks of 20,050 counted as a table, not an array by id (%zu bytes)",
+	      folded_profile_memory(sparse));
+	CHECK(folded_profile_write(sparse, a) == 0 && folded_profile_write(own, b) == 0,
+	      "both written");
+	text = strdup(slurp(a));
+	for (const char *c = text; (c = strchr(c, '\n')); c++)
+		lines++;
+	CHECK(lines == 50 && strstr(text, ";d1_49;d0_49 50\n") && !strncmp(text, "java-1;d299_0;", 14),
+	      "every deep stack on a line of its own, callers first (%zu lines)", lines);
+	CHECK(!strcmp(text, slurp(b)), "the same file as the stacks in a table of their own");
+	free(text);
+	unlink(a);
+	unlink(b);
+	folded_profile_free(sparse);
+	folded_profile_free(own);
+	stack_table_free(tab);
+}
+
 /* A tree built in steps, from a saved tree of one stack table and a
  * profile of another, reads as one profile holding both; a saved tree
  * keeps counts past 32 bits and each text's types; bytes that are not a
@@ -313,6 +364,7 @@ int main(void)
 	}
 	folded_profile_free(p);
 	check_count_forms();
+	check_deep_sparse();
 	check_saved_trees();
 	TAP_DONE();
 }

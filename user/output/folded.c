@@ -287,6 +287,19 @@ struct name_index {
 	size_t cap, used;
 };
 
+/* Where building put each stack table node it passed.  A profile that
+ * counts most of the table's stacks (the node's, an executor's) uses an
+ * array with a slot per node of the whole table, in fresh pages; one that
+ * counts few (a stage's) a hash of the nodes it passes, so that it pays
+ * neither for the table's pages (a fault each, with stacks spread over a
+ * large table) nor for clearing them. */
+struct placed_map {
+	uint32_t *by_node;              /* NULL: the hash */
+	size_t by_node_bytes;
+	uint64_t *slots;                /* stack node << 32 | node + 1; 0: empty */
+	size_t cap, used;
+};
+
 struct folded_tree {
 	struct text_node *nodes;
 	size_t nnodes, nodes_cap;
@@ -298,8 +311,7 @@ struct folded_tree {
 	uint32_t *children;             /* nodes by (parent, text); 0: empty */
 	size_t children_cap;
 	struct name_index names;        /* (name pointer, tag) -> text */
-	uint32_t *placed;               /* stack table node -> node + 1; 0: not yet */
-	size_t placed_bytes;
+	struct placed_map placed;       /* stack table node -> node + 1; 0: not yet */
 	uint32_t *path;                 /* stack table nodes not yet placed */
 	size_t path_cap;
 	char *scratch;                  /* one frame's text */
@@ -473,6 +485,74 @@ static uint32_t tree_child(struct folded_tree *t, uint32_t parent, uint32_t text
 	return t->children[i];
 }
 
+static int placed_init(struct placed_map *m, const struct folded_profile *p)
+{
+	size_t bytes = (stack_table_node_count(p->stacks) + 1) * sizeof(*m->by_node);
+	void *map;
+
+	if (!p->by_id) {
+		m->cap = 1024;
+		while (m->cap < p->used * 16) /* room for stacks a few frames apart */
+			m->cap *= 2;
+		return (m->slots = calloc(m->cap, sizeof(*m->slots))) ? 0 : -ENOMEM;
+	}
+	map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		return -ENOMEM;
+	m->by_node = map;
+	m->by_node_bytes = bytes;
+	return 0;
+}
+
+static void placed_free(struct placed_map *m)
+{
+	if (m->by_node)
+		munmap(m->by_node, m->by_node_bytes);
+	free(m->slots);
+	*m = (struct placed_map){ 0 };
+}
+
+/* The slot of stack node n in the hash: its own, or the empty one. */
+static size_t placed_slot(const struct placed_map *m, uint32_t n)
+{
+	size_t i = mix_key(n, 0) & (m->cap - 1);
+
+	while (m->slots[i] && m->slots[i] >> 32 != n)
+		i = (i + 1) & (m->cap - 1);
+	return i;
+}
+
+/* Where n was put (node + 1), or 0. */
+static uint32_t placed_get(const struct placed_map *m, uint32_t n)
+{
+	return m->by_node ? m->by_node[n] : (uint32_t)m->slots[placed_slot(m, n)];
+}
+
+/* 0 or -ENOMEM.  Each n is set once, when first placed. */
+static int placed_set(struct placed_map *m, uint32_t n, uint32_t node_plus_one)
+{
+	if (m->by_node) {
+		m->by_node[n] = node_plus_one;
+		return 0;
+	}
+	if ((m->used + 1) * 2 > m->cap) {
+		struct placed_map grown = { .cap = m->cap * 2 };
+
+		if (!(grown.slots = calloc(grown.cap, sizeof(*grown.slots))))
+			return -ENOMEM;
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->slots[i])
+				grown.slots[placed_slot(&grown, (uint32_t)(m->slots[i] >> 32))] =
+					m->slots[i];
+		grown.used = m->used;
+		free(m->slots);
+		*m = grown;
+	}
+	m->slots[placed_slot(m, n)] = (uint64_t)n << 32 | node_plus_one;
+	m->used++;
+	return 0;
+}
+
 /* Places one stack: up its path to the first node placed before, then down
  * again adding what is new. */
 static int add_stack(struct folded_tree *t, uint32_t id, uint64_t count)
@@ -482,8 +562,10 @@ static int add_stack(struct folded_tree *t, uint32_t id, uint64_t count)
 	int err = 0;
 
 	while (n) {
-		if (t->placed[n]) {
-			node = t->placed[n] - 1;
+		uint32_t at = placed_get(&t->placed, n);
+
+		if (at) {
+			node = at - 1;
 			break;
 		}
 		if (grow_array((void **)&t->path, &t->path_cap, depth + 1, sizeof(*t->path)))
@@ -499,7 +581,8 @@ static int add_stack(struct folded_tree *t, uint32_t id, uint64_t count)
 			return err;
 		if (text != NO_TEXT && !(node = tree_child(t, node, text)))
 			return -ENOMEM;
-		t->placed[t->path[depth]] = node + 1;
+		if (placed_set(&t->placed, t->path[depth], node + 1))
+			return -ENOMEM;
 	}
 	if (!node) { /* no root, thread or frame */
 		uint32_t text = intern_text(t, "[no stack]", 10);
@@ -544,33 +627,17 @@ static int add_stacks(struct folded_tree *t, const struct folded_profile *p)
 	return err;
 }
 
-/* placed has a slot per node of the whole table: fresh pages, so that a
- * small profile (a stage's) pays only for the pages it touches, not for
- * clearing them all. */
-static int alloc_placed(struct folded_tree *t, const struct stack_table *stacks)
-{
-	size_t bytes = (stack_table_node_count(stacks) + 1) * sizeof(*t->placed);
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED)
-		return -ENOMEM;
-	t->placed = p;
-	t->placed_bytes = bytes;
-	return 0;
-}
-
 /* What only a step of building needs goes after it.  The children index
  * stays for the next step: made again at each, it cost a tree built from
  * ten steps most of its building time. */
 static void end_step(struct folded_tree *t)
 {
 	free(t->names.slots);
-	if (t->placed)
-		munmap(t->placed, t->placed_bytes);
+	placed_free(&t->placed);
 	free(t->path);
 	free(t->scratch);
 	t->names = (struct name_index){ 0 };
-	t->path = t->placed = NULL;
+	t->path = NULL;
 	t->scratch = NULL;
 	t->stacks = NULL;
 }
@@ -621,7 +688,7 @@ int folded_tree_add_profile(struct folded_tree *t, const struct folded_profile *
 {
 	int err = -ENOMEM;
 
-	if ((t->scratch = malloc(FOLDED_LINE_MAX)) && !alloc_placed(t, p->stacks)) {
+	if ((t->scratch = malloc(FOLDED_LINE_MAX)) && !placed_init(&t->placed, p)) {
 		t->stacks = p->stacks;
 		err = add_stacks(t, p);
 	}

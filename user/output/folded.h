@@ -67,8 +67,9 @@ void folded_tree_free(struct folded_tree *tree);
  * its stack table afresh (output/profile_outputs.h).  Stacks that read the
  * same merge, whichever step brought them.  new: NULL with errno ENOMEM;
  * add_profile: 0 or -ENOMEM.  Between steps the tree keeps an index of its
- * nodes (8 to 16 bytes a node); built says no step comes after and gives
- * it back (folded_tree_build does so itself). */
+ * nodes (8 to 16 bytes a node); built gives it back once the steps are
+ * done (folded_tree_build does so itself).  A step after built still
+ * works: it makes the index again. */
 struct folded_tree *folded_tree_new(void);
 int folded_tree_add_profile(struct folded_tree *tree, const struct folded_profile *profile);
 void folded_tree_built(struct folded_tree *tree);

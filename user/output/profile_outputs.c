@@ -907,6 +907,8 @@ static int save_running(const char *name, void *value, void *ctx)
 			continue;
 		t = folded_tree_new();
 		err = t ? folded_tree_add_profile(t, p) : -ENOMEM;
+		if (!err)
+			folded_tree_built(t); /* its index goes before the save's buffer comes */
 		if (!err && !(err = save_tree(outs, t, &o->layers->ref[k][o->layers->n[k]]))) {
 			blobs.made[blobs.nmade++] = o->layers->ref[k][o->layers->n[k]];
 			outs->epoch_bytes += o->layers->ref[k][o->layers->n[k]++].bytes;
