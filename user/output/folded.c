@@ -487,7 +487,7 @@ static uint32_t tree_child(struct folded_tree *t, uint32_t parent, uint32_t text
 
 static int placed_init(struct placed_map *m, const struct folded_profile *p)
 {
-	size_t bytes = (stack_table_node_count(p->stacks) + 1) * sizeof(*m->by_node);
+	size_t bytes;
 	void *map;
 
 	if (!p->by_id) {
@@ -496,6 +496,7 @@ static int placed_init(struct placed_map *m, const struct folded_profile *p)
 			m->cap *= 2;
 		return (m->slots = calloc(m->cap, sizeof(*m->slots))) ? 0 : -ENOMEM;
 	}
+	bytes = (stack_table_node_count(p->stacks) + 1) * sizeof(*m->by_node);
 	map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (map == MAP_FAILED)
 		return -ENOMEM;
@@ -642,8 +643,8 @@ static void end_step(struct folded_tree *t)
 	t->stacks = NULL;
 }
 
-/* The nodes are cut to size, as pages are built from them with no room to
- * spare. */
+/* The indexes go, and the nodes are cut to size, as pages are built from
+ * them with no room to spare. */
 void folded_tree_built(struct folded_tree *t)
 {
 	struct text_node *exact;
