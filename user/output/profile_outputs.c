@@ -905,10 +905,8 @@ static int save_running(const char *name, void *value, void *ctx)
 
 		if (!p || !folded_profile_total(p))
 			continue;
-		t = folded_tree_new();
-		err = t ? folded_tree_add_profile(t, p) : -ENOMEM;
-		if (!err)
-			folded_tree_built(t); /* its index goes before the save's buffer comes */
+		t = folded_tree_build(p); /* built: its index goes before the save's buffer comes */
+		err = t ? 0 : -ENOMEM;
 		if (!err && !(err = save_tree(outs, t, &o->layers->ref[k][o->layers->n[k]]))) {
 			blobs.made[blobs.nmade++] = o->layers->ref[k][o->layers->n[k]];
 			outs->epoch_bytes += o->layers->ref[k][o->layers->n[k]++].bytes;
