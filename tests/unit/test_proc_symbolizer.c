@@ -207,6 +207,69 @@ static void check_libc_plt(struct proc_symbolizer *ps, void *libc_function)
 			  want, "libc PLT stub named");
 }
 
+/* libc calls its own memcpy, strlen... through IRELATIVE stubs, which
+ * objdump labels "*ABS*+0xADDR@plt": each is named after the IFUNC symbol
+ * at ADDR, its global name where it also has weak aliases (memcmp, not
+ * bcmp). */
+static void check_libc_irelative(struct proc_symbolizer *ps, void *libc_function)
+{
+	struct ifunc { unsigned long long addr; char name[128]; bool global; } ifuncs[512];
+	char cmd[600], line[512];
+	size_t nifuncs = 0, stubs = 0, named = 0;
+	unsigned long long addr, target;
+	Dl_info info;
+	FILE *p;
+
+	if (!libc_function || !dladdr(libc_function, &info))
+		return;
+	snprintf(cmd, sizeof(cmd), "readelf -W --dyn-syms %s", info.dli_fname);
+	p = popen(cmd, "r");
+	while (p && fgets(line, sizeof(line), p) && nifuncs < 512) {
+		char type[16], bind[16], name[128];
+		struct ifunc *f = &ifuncs[nifuncs];
+
+		if (sscanf(line, "%*s %llx %*s %15s %15s %*s %*s %127s", &f->addr, type, bind,
+			   name) == 4 && !strcmp(type, "IFUNC")) {
+			name[strcspn(name, "@")] = '\0';
+			strcpy(f->name, name);
+			f->global = !strcmp(bind, "GLOBAL");
+			nifuncs++;
+		}
+	}
+	if (p)
+		pclose(p);
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt %s", info.dli_fname);
+	p = popen(cmd, "r");
+	while (p && fgets(line, sizeof(line), p)) {
+		const char *got;
+		bool any_global = false, right = false;
+		int end = 0;
+
+		/* Not the header, "<*ABS*+0x...@plt-0x10>:". */
+		if (sscanf(line, "%llx <*ABS*+0x%llx@plt>:%n", &addr, &target, &end) != 2 || !end)
+			continue;
+		stubs++;
+		got = resolve_name(ps, (uint64_t)(uintptr_t)info.dli_fbase + addr + 2, NULL);
+		for (size_t i = 0; i < nifuncs; i++)
+			any_global |= ifuncs[i].addr == target && ifuncs[i].global;
+		for (size_t i = 0; got && i < nifuncs; i++) {
+			size_t len = strlen(ifuncs[i].name);
+
+			if (ifuncs[i].addr == target && (ifuncs[i].global || !any_global) &&
+			    !strncmp(got, ifuncs[i].name, len) && !strcmp(got + len, "@plt"))
+				right = true;
+		}
+		named += right;
+		if (!right)
+			CHECK(0, "IRELATIVE stub at 0x%llx to 0x%llx: %s", addr, target,
+			      got ? got : "unnamed");
+	}
+	if (p)
+		pclose(p);
+	CHECK(stubs > 0 && named == stubs, "libc's %zu IRELATIVE stubs named after their IFUNC "
+	      "(%zu right)", stubs, named);
+}
+
 static void test_self(struct binary_cache *bc)
 {
 	struct proc_symbolizer *ps = proc_symbolizer_new(bc, getpid());
@@ -227,6 +290,7 @@ static void test_self(struct binary_cache *bc)
 	CHECK_STR(resolve_name(ps, (uint64_t)(uintptr_t)qs + 1, &type), "qsort", "qsort in libc");
 	CHECK(type == FRAME_NATIVE, "libc frame is FRAME_NATIVE");
 	check_libc_plt(ps, qs);
+	check_libc_irelative(ps, qs);
 	name = gettime ? resolve_name(ps, (uint64_t)(uintptr_t)gettime, NULL) : NULL;
 	CHECK(name && strstr(name, "clock_gettime"), "our vDSO's clock_gettime (%s)", name ? name : "null");
 

@@ -314,9 +314,78 @@ static Elf_Scn *find_section_named(Elf *elf, const char *want, GElf_Shdr *sh)
 }
 
 struct got_slot {
-	uint64_t got;        /* r_offset of a JUMP_SLOT relocation */
-	uint32_t sym;        /* its .dynsym index */
+	uint64_t got;        /* r_offset of a JUMP_SLOT or IRELATIVE relocation */
+	uint64_t ifunc;      /* IRELATIVE: its addend, the IFUNC's resolver */
+	uint32_t sym;        /* JUMP_SLOT: its .dynsym index */
 };
+
+/* The IFUNC symbols of .dynsym, by address and then rank, to name the
+ * IRELATIVE stubs; built only when there are some (libc has 40). */
+struct ifunc_sym {
+	uint64_t addr;
+	uint32_t sym;
+	uint8_t rank;
+};
+
+static int cmp_ifunc_sym(const void *a, const void *b)
+{
+	const struct ifunc_sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+static struct ifunc_sym *read_ifuncs(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, size_t *n)
+{
+	Elf_Data *data;
+	size_t count = symbol_section(scn, sh, &data);
+	struct ifunc_sym *out = NULL, *grown;
+	size_t cap = 0;
+
+	*n = 0;
+	for (size_t i = 1; i < count; i++) {
+		const char *name;
+		GElf_Sym s;
+
+		if (!gelf_getsym(data, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_GNU_IFUNC ||
+		    s.st_shndx == SHN_UNDEF)
+			continue;
+		name = elf_strptr(elf, sh->sh_link, s.st_name);
+		if (!name || !*name)
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 64;
+			grown = realloc(out, cap * sizeof(*out));
+			if (!grown) {
+				free(out);
+				*n = 0;
+				return NULL;
+			}
+			out = grown;
+		}
+		out[(*n)++] = (struct ifunc_sym){ s.st_value, (uint32_t)i, symbol_rank(&s, name) };
+	}
+	if (*n)
+		qsort(out, *n, sizeof(*out), cmp_ifunc_sym);
+	return out;
+}
+
+/* The .dynsym index of the best-ranked IFUNC symbol at addr, 0 when none. */
+static uint32_t ifunc_at(const struct ifunc_sym *ifuncs, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ifuncs[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && ifuncs[lo].addr == addr ? ifuncs[lo].sym : 0;
+}
 
 static int cmp_got_slot(const void *a, const void *b)
 {
@@ -344,15 +413,18 @@ static uint64_t plt_stub_target(const uint8_t *code, size_t len, uint64_t addr)
 
 /* x86-64 PLT stubs, named "function@plt" as perf does.  Each stub of .plt
  * (after its 16-byte header) or of .plt.sec is decoded to find the GOT slot
- * it jumps through; the JUMP_SLOT relocation of that slot names it.  Stubs
- * that do not decode (or IRELATIVE slots) stay unnamed: no guessing. */
+ * it jumps through; the JUMP_SLOT relocation of that slot names it.  An
+ * IRELATIVE slot (libc calling its own memcpy, strlen...) is named by the
+ * IFUNC symbol at the relocation's addend, where perf shows "*ABS*+0x...".
+ * Stubs that do not decode stay unnamed: no guessing. */
 static int read_plt_symbols(Elf *elf, struct elf_symbols *es, struct sym_builder *b)
 {
 	GElf_Shdr rela_sh, plt_sh, dynsym_sh;
 	Elf_Scn *rela, *plt, *dynsym;
 	Elf_Data *rela_data, *sym_data, *code;
 	struct got_slot *slots;
-	size_t n, nslots = 0, skip;
+	struct ifunc_sym *ifuncs = NULL;
+	size_t n, nslots = 0, nirelative = 0, nifuncs = 0, skip;
 	GElf_Ehdr eh;
 	int err = 0;
 
@@ -387,12 +459,24 @@ static int read_plt_symbols(Elf *elf, struct elf_symbols *es, struct sym_builder
 		if (!gelf_getrela(rela_data, (int)i, &r))
 			break;
 		if (GELF_R_TYPE(r.r_info) == R_X86_64_JUMP_SLOT && GELF_R_SYM(r.r_info) != 0)
-			slots[nslots++] = (struct got_slot){ r.r_offset, (uint32_t)GELF_R_SYM(r.r_info) };
+			slots[nslots++] = (struct got_slot){ .got = r.r_offset,
+							     .sym = (uint32_t)GELF_R_SYM(r.r_info) };
+		else if (GELF_R_TYPE(r.r_info) == R_X86_64_IRELATIVE && r.r_addend > 0) {
+			slots[nslots++] = (struct got_slot){ .got = r.r_offset,
+							     .ifunc = (uint64_t)r.r_addend };
+			nirelative++;
+		}
 	}
+	if (nirelative)
+		ifuncs = read_ifuncs(elf, dynsym, &dynsym_sh, &nifuncs);
+	for (size_t i = 0; ifuncs && i < nslots; i++)
+		if (slots[i].ifunc)
+			slots[i].sym = ifunc_at(ifuncs, nifuncs, slots[i].ifunc);
+	free(ifuncs);
 	qsort(slots, nslots, sizeof(*slots), cmp_got_slot);
 	for (size_t off = skip; nslots && off + 16 <= code->d_size; off += 16) {
 		uint64_t addr = plt_sh.sh_addr + off;
-		struct got_slot key = { plt_stub_target((const uint8_t *)code->d_buf + off, 16, addr), 0 };
+		struct got_slot key = { .got = plt_stub_target((const uint8_t *)code->d_buf + off, 16, addr) };
 		struct got_slot *slot;
 		const char *name;
 		GElf_Sym s;
@@ -400,7 +484,7 @@ static int read_plt_symbols(Elf *elf, struct elf_symbols *es, struct sym_builder
 		if (!key.got)
 			continue;
 		slot = bsearch(&key, slots, nslots, sizeof(*slots), cmp_got_slot);
-		if (!slot || !gelf_getsym(sym_data, (int)slot->sym, &s))
+		if (!slot || !slot->sym || !gelf_getsym(sym_data, (int)slot->sym, &s))
 			continue;
 		name = elf_strptr(elf, dynsym_sh.sh_link, s.st_name);
 		if (!name || !*name)
