@@ -491,6 +491,62 @@ static void test_unmapped_backs_off(struct binary_cache *bc)
 	proc_symbolizer_free(ps);
 }
 
+/* The start of libc's mapping with permissions perms ("rw-p"), 0 when none. */
+static uint64_t libc_mapping(const char *perms)
+{
+	char line[512], path[400], p[8];
+	unsigned long long start, end;
+	uint64_t found = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %399s", &start, &end, p, path) == 4 &&
+		    !strcmp(p, perms) && strstr(path, "/libc.so.6"))
+			found = start;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* A "return address" in data (a walk through code without frame pointers
+ * read a data word) is no code of the file that holds it: not libc's, not
+ * any.  It backs off like an unmapped address, and a page made executable
+ * since the maps were read (a JIT that flips W^X) is found. */
+static void test_not_code(struct binary_cache *bc)
+{
+	struct proc_symbolizer *ps;
+	uint64_t libc_data = libc_mapping("rw-p"), libc_header = libc_mapping("r--p"), t0;
+	void *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct frame f;
+	size_t reads;
+	int loops = 0;
+
+	CHECK(libc_data && libc_header && page != MAP_FAILED, "libc's data and header, a data page");
+	ps = proc_symbolizer_new(bc, getpid());
+	if (!ps || !libc_data || !libc_header || page == MAP_FAILED)
+		return;
+	CHECK(proc_symbolizer_resolve(ps, libc_data + 24, &f) == PROC_SYM_NOT_CODE,
+	      "libc's data: not code");
+	CHECK(proc_symbolizer_resolve(ps, libc_header + 0x40, &f) == PROC_SYM_NOT_CODE,
+	      "libc's ELF header: not code");
+	CHECK(proc_symbolizer_resolve(ps, (uint64_t)(uintptr_t)page + 8, &f) == PROC_SYM_NOT_CODE,
+	      "an anonymous data page: not code");
+	t0 = mono_ms();
+	while (mono_ms() - t0 < 1600) {
+		proc_symbolizer_resolve_fresh(ps, libc_data + 24, &f);
+		loops++;
+		sleep_ms(2);
+	}
+	reads = proc_symbolizer_maps_reads(ps);
+	CHECK(reads >= 3 && reads <= 6, "1.6 s of lookups in data (%d) read the maps %zu times "
+	      "(every 100 ms: 16)", loops, reads);
+	CHECK(mprotect(page, 4096, PROT_READ | PROT_EXEC) == 0, "the data page made executable");
+	t0 = ms_until_found(ps, page);
+	CHECK(t0 > 0, "and then found as code (after %llu ms)", (unsigned long long)t0);
+	munmap(page, 4096);
+	proc_symbolizer_free(ps);
+}
+
 int main(void)
 {
 	struct binary_cache *bc = binary_cache_new();
@@ -503,6 +559,7 @@ int main(void)
 	}
 	test_self(bc);
 	test_unmapped_backs_off(bc);
+	test_not_code(bc);
 	test_child(bc, TARGET, "PIE child");
 
 	/* A second process of the same program: parsed files come from the cache. */

@@ -20,7 +20,7 @@ struct proc_symbolizer {
 	struct proc_maps *maps;
 	const struct binary **binaries; /* per mapping; NULL until loaded */
 	uint64_t last_refresh_ns;
-	uint64_t unmapped_wait_ns;      /* before an unmapped address reads them again */
+	uint64_t unmapped_wait_ns;      /* before an address outside code reads them again */
 	size_t maps_reads;
 	/* Answers for the maps in use: each address is named once. */
 	struct addr_cache answers;
@@ -192,7 +192,7 @@ static const char *resolve_file(struct proc_symbolizer *ps, size_t i, uint64_t a
 	uint64_t file_off = addr - m->start + m->offset, vaddr;
 	const char *name;
 
-	if (!b) /* not executable: loaded only now that a frame points here */
+	if (!b) /* after proc_symbolizer_new_maps: loaded when first named */
 		b = ps->binaries[i] = binary_cache_get(ps->cache, ps->pid, m);
 	if (!b)
 		return "[unknown]";
@@ -213,13 +213,14 @@ static enum proc_sym_result resolve_uncached(struct proc_symbolizer *ps, uint64_
 
 	if (!m)
 		return PROC_SYM_UNMAPPED;
+	/* Not named after the file that holds it: a word of libc's data is
+	 * no libc function. */
+	if (!proc_map_is_exec(m))
+		return PROC_SYM_NOT_CODE;
 	out->type = FRAME_NATIVE;
 	switch (m->kind) {
 	case PROC_MAP_ANON:
-		if (proc_map_is_exec(m))
-			return PROC_SYM_ANON_EXEC;
-		out->name = "[unknown]";
-		return PROC_SYM_OK;
+		return PROC_SYM_ANON_EXEC;
 	case PROC_MAP_VDSO:
 		out->name = resolve_vdso(ps, m, addr);
 		return PROC_SYM_OK;
@@ -247,11 +248,8 @@ enum proc_sym_result proc_symbolizer_resolve(struct proc_symbolizer *ps, uint64_
 		return (enum proc_sym_result)e->tag;
 	}
 	result = resolve_uncached(ps, addr, out);
-	/* Unmapped addresses are not kept: the caller reads the maps again.
-	 * Nor are answers from data mappings (garbage return addresses):
-	 * they could turn executable. */
-	if (result != PROC_SYM_UNMAPPED && !proc_map_is_exec(proc_maps_find(ps->maps, addr)))
-		return result;
+	/* Unmapped and data addresses are not kept: the caller reads the
+	 * maps again, and they may hold code by then. */
 	if (result == PROC_SYM_OK)
 		addr_cache_put(&ps->answers, addr, out->name, out->type, PROC_SYM_OK);
 	else if (result == PROC_SYM_ANON_EXEC)
@@ -264,12 +262,12 @@ enum proc_sym_result proc_symbolizer_resolve_fresh(struct proc_symbolizer *ps, u
 {
 	enum proc_sym_result result = proc_symbolizer_resolve(ps, addr, out);
 
-	if (result != PROC_SYM_UNMAPPED ||
+	if ((result != PROC_SYM_UNMAPPED && result != PROC_SYM_NOT_CODE) ||
 	    monotonic_ns() - ps->last_refresh_ns < ps->unmapped_wait_ns ||
 	    proc_symbolizer_refresh(ps) <= 0)
 		return result;
 	result = proc_symbolizer_resolve(ps, addr, out);
-	if (result != PROC_SYM_UNMAPPED)
+	if (result == PROC_SYM_OK || result == PROC_SYM_ANON_EXEC)
 		ps->unmapped_wait_ns = REFRESH_INTERVAL_NS;
 	else if (ps->unmapped_wait_ns < UNMAPPED_WAIT_MAX_NS)
 		ps->unmapped_wait_ns *= 2;

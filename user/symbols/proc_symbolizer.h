@@ -29,6 +29,10 @@ enum proc_sym_result {
 			     * FRAME_NATIVE */
 	PROC_SYM_ANON_EXEC, /* anonymous executable memory: ask the JIT source */
 	PROC_SYM_UNMAPPED,  /* no mapping holds addr: maybe call _refresh() */
+	PROC_SYM_NOT_CODE,  /* a mapping that is not executable holds addr (a
+			     * walk through code without frame pointers read a
+			     * data word as a return address), or did when the
+			     * maps were read */
 };
 
 /* Reads the maps of pid now and loads its executables and libraries into
@@ -51,8 +55,8 @@ enum proc_sym_result proc_symbolizer_resolve(struct proc_symbolizer *ps, uint64_
  * (the old mappings stay in use), or another -errno. */
 int proc_symbolizer_refresh(struct proc_symbolizer *ps);
 
-/* proc_symbolizer_resolve, and for an address no mapping holds, the maps
- * read again first (at most every 100 ms).  A walk through code without
+/* proc_symbolizer_resolve, and for an address no mapping holds, or none
+ * that is executable, the maps read again first (at most every 100 ms).  A walk through code without
  * frame pointers yields such addresses sample after sample, and a JVM's
  * maps take milliseconds to read: each read that still does not hold the
  * address doubles the wait before the next, up to 3.2 s, and one that
