@@ -142,8 +142,11 @@ IMAGE_BASE ?= localhost/sparkprof-base:bookworm
 image: all
 	rm -rf $(BUILD)/image && mkdir -p $(BUILD)/image
 	cp sparkprof $(AGENT) $(BUILD)/image/
+	old=$$(podman image inspect -f '{{.Id}}' $(IMAGE) 2>/dev/null); \
 	podman build --pull=never --build-arg BASE=$(IMAGE_BASE) -t $(IMAGE) \
-	    -f deploy/Containerfile $(BUILD)/image
+	    -f deploy/Containerfile $(BUILD)/image && \
+	if [ -n "$$old" ] && [ "$$old" != "$$(podman image inspect -f '{{.Id}}' $(IMAGE))" ]; then \
+	    podman rmi "$$old" >/dev/null 2>&1 || true; fi
 
 # Regenerate vmlinux/vmlinux.h from the running kernel's BTF.
 vmlinux:
