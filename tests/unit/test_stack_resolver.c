@@ -147,6 +147,25 @@ int main(void)
 	      (unsigned long long)(st->jit_unknown - before.jit_unknown),
 	      (unsigned long long)(st->interpreted_unknown - before.interpreted_unknown),
 	      (unsigned long long)(st->user_unknown - before.user_unknown));
+	/* A walk through data (return addresses in a data page and nowhere)
+	 * between two functions is one [unknown], counted once. */
+	static uint64_t data_page[512];
+	uint64_t walk[] = { (uint64_t)(uintptr_t)recurse_a + 1,
+			    (uint64_t)(uintptr_t)&data_page[8], (uint64_t)(uintptr_t)&data_page[99],
+			    0x10, (uint64_t)(uintptr_t)&data_page[7], (uint64_t)(uintptr_t)recurse_b + 4,
+			    (uint64_t)(uintptr_t)&data_page[8] };
+
+	before = *st;
+	got = stack_resolver_resolve(r, &names, 4, NULL, 0, walk, 7, out, STACK_MAX_FRAMES);
+	CHECK(got == 4 && !strcmp(out[0].name, "recurse_a") && !strcmp(out[1].name, "[unknown]") &&
+	      !strcmp(out[2].name, "recurse_b") && !strcmp(out[3].name, "[unknown]"),
+	      "four unnamed native frames in a row read as one [unknown] (%zu frames)", got);
+	CHECK(st->user_frames - before.user_frames == 4 && st->user_unknown - before.user_unknown == 2,
+	      "and count once (%llu frames, %llu unknown)",
+	      (unsigned long long)(st->user_frames - before.user_frames),
+	      (unsigned long long)(st->user_unknown - before.user_unknown));
+
+	proc_symbolizer_free(self); /* before the resolver: it holds its binaries */
 	stack_resolver_free(r);
 	munmap(page, 4096);
 	TAP_DONE();

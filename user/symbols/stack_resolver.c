@@ -239,6 +239,7 @@ size_t stack_resolver_resolve(struct stack_resolver *r, const struct user_names 
 			      uint64_t ts, const uint64_t *kernel, size_t nkernel,
 			      const uint64_t *user, size_t nuser, struct frame *out, size_t max)
 {
+	bool last_unknown = false;
 	size_t n = 0;
 
 	if (nkernel && r->loading)
@@ -278,14 +279,23 @@ size_t stack_resolver_resolve(struct stack_resolver *r, const struct user_names 
 			memcpy(out + n, out + m->start, m->count * sizeof(*out));
 			n += m->count;
 			count_outcome(&r->stats, m->outcome);
+			last_unknown = false; /* unknown frames are not memoized */
 			continue;
 		}
 		if (user[i] & SP_USTACK_METHOD_TAG)
 			out[n++] = resolve_method(names, user[i] & ~SP_USTACK_METHOD_TAG, &outcome);
 		else
 			n += resolve_user(names, user[i], i > 0, ts, out + n, max - n, &outcome);
+		/* Native frames that cannot be named one after another are a
+		 * walk through data (code without frame pointers): one
+		 * [unknown], not a column of them. */
+		if (outcome == USER_UNKNOWN && last_unknown) {
+			n = start;
+			continue;
+		}
+		last_unknown = outcome == USER_UNKNOWN;
 		count_outcome(&r->stats, outcome);
-		if (i > 0 && n - start <= UINT16_MAX)
+		if (i > 0 && outcome != USER_UNKNOWN && n - start <= UINT16_MAX)
 			*m = (struct frame_memo){ user[i], r->stacks, (uint32_t)start,
 						  (uint16_t)(n - start), (uint8_t)outcome };
 	}

@@ -4,7 +4,9 @@
  * process's ELF files (proc_symbolizer), and addresses in anonymous
  * executable memory (JIT code) by the process's runtime, which the caller
  * passes in (the jvm/ layer names Java code). A frame that cannot be named
- * reads "[unknown]" or "lib.so+0xOFFSET", never a wrong name.
+ * reads "[unknown]" or "lib.so+0xOFFSET", never a wrong name; native frames
+ * that cannot be named one after another (a walk through code without
+ * frame pointers reading data) are one "[unknown]", counted once.
  */
 #ifndef SPARKPROF_STACK_RESOLVER_H
 #define SPARKPROF_STACK_RESOLVER_H
@@ -53,7 +55,8 @@ struct binary_cache *stack_resolver_binaries(struct stack_resolver *r);
 
 /* Reads pid's maps while it is alive; its ELF files are loaded by
  * proc_symbolizer_load_files() (or when first needed). NULL and errno
- * (ESRCH: already gone; its frames will be unnamed). */
+ * (ESRCH: already gone; its frames will be unnamed).  Free it before r:
+ * it holds binaries of r's cache. */
 struct proc_symbolizer *stack_resolver_inspect(struct stack_resolver *r, pid_t pid);
 
 /* How one process's user addresses are named. */
