@@ -1,9 +1,11 @@
 """The symbol cache shares one ELF table between files only when they name
 code alike: two programs built with the same --build-id, exec'd one after
-the other at the same pid, keep their own names."""
+the other at the same pid, keep their own names.  It drops the tables of
+programs gone past its budget, and their frames keep their names."""
+import shutil
 import subprocess
 
-from testlib import read_folded, record
+from testlib import read_folded, read_summary, record
 
 PROG = r"""
 #include <stdlib.h>
@@ -60,3 +62,67 @@ def test_same_build_id_at_the_same_pid_keeps_each_programs_names(tmp_path):
     for program, frames in by_program.items():
         assert set(frames) == {program}, f"{program}'s samples are named {frames}"
         assert frames[program] > 50, by_program
+
+
+SPIN = r"""
+#include <stdlib.h>
+#include <time.h>
+
+__attribute__((noinline)) long spin_until(double seconds)
+{
+	struct timespec a, b;
+	long n = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do {
+		for (int i = 0; i < 100000; i++)
+			n += i ^ (n >> 3);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	} while ((b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9 < seconds);
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	return spin_until(atof(argv[1])) == 42;
+}
+"""
+
+
+def many_symbols(path, count):
+    """An assembler file of count one-byte functions: a large symbol table
+    without compiling count functions."""
+    with open(path, "w") as f:
+        f.write('\t.section .note.GNU-stack,"",@progbits\n\t.text\n')
+        for i in range(count):
+            f.write(f"\t.globl f_{i:05d}\n\t.type f_{i:05d},@function\n"
+                    f"f_{i:05d}:\n\tret\n\t.size f_{i:05d},1\n")
+
+
+def test_tables_of_programs_gone_are_dropped_and_their_names_stay(tmp_path):
+    """Twelve programs of 40,000 symbols each (a table of about 1 MB apiece,
+    no build-id: none shared) run one after the other. The cache keeps
+    8 MiB of tables no process uses, so the recorder drops the first ones'
+    while it runs; the names their samples got must still read right when
+    the stop writes them."""
+    (tmp_path / "spin.c").write_text(SPIN)
+    many_symbols(tmp_path / "syms.s", 40000)
+    subprocess.run(["gcc", "-O1", "-fno-omit-frame-pointer", "-Wl,--build-id=none",
+                    "-o", str(tmp_path / "bigsyms-0"), str(tmp_path / "spin.c"),
+                    str(tmp_path / "syms.s")], check=True)
+    for i in range(1, 12):  # copies: without a build-id, each file is its own table
+        shutil.copy(tmp_path / "bigsyms-0", tmp_path / f"bigsyms-{i}")
+    loop = " && ".join(f"{tmp_path}/bigsyms-{i} 0.4" for i in range(12))
+    record(tmp_path / "out", "-F", "499", "--", "sh", "-c", loop)
+
+    memory = read_summary(tmp_path / "out")["memory"]
+    assert memory["symbol_files_dropped"] >= 3, memory
+    assert memory["elf_symbols"] < 10 << 20, memory
+    named = {}
+    for stack, count in read_folded(tmp_path / "out" / "all.folded").items():
+        frames = stack.split(";")
+        if frames[0].startswith("bigsyms-") and "spin_until" in frames:
+            program = frames[0].rsplit("-", 1)[0]
+            named[program] = named.get(program, 0) + count
+    assert sorted(named) == sorted(f"bigsyms-{i}" for i in range(12)), named
+    assert min(named.values()) > 50, named

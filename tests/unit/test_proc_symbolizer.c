@@ -547,6 +547,36 @@ static void test_not_code(struct binary_cache *bc)
 	proc_symbolizer_free(ps);
 }
 
+/* With no budget for unused binaries: a refresh keeps the binaries of the
+ * mappings still there (none let go, none parsed again), freeing the
+ * symbolizer lets all go, and the names it gave stay readable. */
+static void test_binaries_let_go(struct binary_cache *bc)
+{
+	struct binary_cache_stats before, after;
+	struct proc_symbolizer *ps;
+	const char *name;
+
+	binary_cache_keep_unused(bc, 0, 0);
+	ps = proc_symbolizer_new(bc, getpid());
+	CHECK(ps != NULL, "symbolizer of this process");
+	if (!ps)
+		return;
+	binary_cache_get_stats(bc, &before);
+	sleep_ms(110);
+	CHECK(proc_symbolizer_refresh(ps) == 1, "maps read again");
+	binary_cache_get_stats(bc, &after);
+	CHECK(after.loads == before.loads && after.dropped == before.dropped,
+	      "a refresh keeps its binaries: %zu loaded, %zu dropped", after.loads - before.loads,
+	      after.dropped - before.dropped);
+	name = resolve_name(ps, (uint64_t)(uintptr_t)&local_marker_function + 2, NULL);
+	proc_symbolizer_free(ps);
+	binary_cache_get_stats(bc, &after);
+	CHECK(after.held == 1 && after.dropped > before.dropped,
+	      "freed: its %zu binaries dropped, the vDSO's alone held", after.dropped - before.dropped);
+	CHECK_STR(name, "local_marker_function", "a name it gave is still readable");
+	binary_cache_keep_unused(bc, 8u << 20, 512);
+}
+
 int main(void)
 {
 	struct binary_cache *bc = binary_cache_new();
@@ -560,6 +590,7 @@ int main(void)
 	test_self(bc);
 	test_unmapped_backs_off(bc);
 	test_not_code(bc);
+	test_binaries_let_go(bc);
 	test_child(bc, TARGET, "PIE child");
 
 	/* A second process of the same program: parsed files come from the cache. */

@@ -343,6 +343,10 @@ static void write_memory(struct json_writer *w, const struct record_memory *m)
 	json_uint(w, m->outputs.spill_disk_bytes);
 	json_key(w, "archived_stages");
 	json_uint(w, m->archived_stages);
+	json_key(w, "symbol_files");
+	json_uint(w, m->symbol_files);
+	json_key(w, "symbol_files_dropped");
+	json_uint(w, m->symbol_files_dropped);
 	json_end_object(w);
 }
 

@@ -27,6 +27,7 @@
 #include "record/stage_archive.h"
 #include "sampler/drain_thread.h"
 #include "spark/executor_stages.h"
+#include "symbols/binary_cache.h"
 #include "symbols/proc_symbolizer.h"
 #include "symbols/stack_resolver.h"
 
@@ -572,6 +573,7 @@ static int add_process_memory(struct process *p, void *ctx)
 
 static void measure_memory(const struct recorder *rec, struct record_memory *m)
 {
+	struct binary_cache_stats bs;
 	struct proc_status st;
 
 	*m = (struct record_memory){ 0 };
@@ -580,6 +582,9 @@ static void measure_memory(const struct recorder *rec, struct record_memory *m)
 	profile_outputs_memory(rec->outputs, &m->outputs);
 	process_table_foreach(rec->processes, add_process_memory, m);
 	m->elf_symbols = stack_resolver_memory(rec->resolver, &m->kernel_symbols);
+	binary_cache_get_stats(stack_resolver_binaries(rec->resolver), &bs);
+	m->symbol_files = bs.held;
+	m->symbol_files_dropped = bs.dropped;
 	m->stages += stage_archive_memory(rec->stage_archive, &m->archived_stages);
 	m->queued = fifo_arena_memory(rec->pending) +
 		    (rec->cfg.drain ? drain_thread_memory(rec->cfg.drain) : 0);
@@ -604,14 +609,16 @@ static void log_memory(struct recorder *rec, uint64_t now)
 	measure_memory(rec, &m);
 	sp_debug("memory: RSS %llu KiB; heap %zu KiB in use, %zu KiB free in it, %zu KiB mapped; "
 		 "stacks %zu, counts %zu, JFR %zu (%zu writers, largest %zu), JIT %zu (names %zu), "
-		 "threads %zu, stages %zu, addresses %zu, ELF %zu, kernel %zu, queued %zu KiB; "
+		 "threads %zu, stages %zu, addresses %zu, ELF %zu (%zu binaries, %zu dropped), "
+		 "kernel %zu, queued %zu KiB; "
 		 "%zu outputs, %zu parked, %zu KiB finding them; %zu stages archived; "
 		 "%llu epochs (%llu ms, longest %llu ms); spill file %llu MiB (%llu on disk)",
 		 (unsigned long long)m.rss_kib, mi.uordblks >> 10, mi.fordblks >> 10,
 		 mi.hblkhd >> 10, m.outputs.stacks >> 10, m.outputs.counts >> 10,
 		 m.outputs.jfr >> 10, m.outputs.jfr_writers, m.outputs.jfr_largest >> 10,
 		 m.jit >> 10, m.jit_names >> 10, m.threads >> 10,
-		 m.stages >> 10, m.address_names >> 10, m.elf_symbols >> 10,
+		 m.stages >> 10, m.address_names >> 10, m.elf_symbols >> 10, m.symbol_files,
+		 m.symbol_files_dropped,
 		 m.kernel_symbols >> 10, m.queued >> 10, m.outputs.outputs, m.outputs.parked,
 		 m.outputs.retired_index >> 10, m.archived_stages,
 		 (unsigned long long)m.outputs.epochs,

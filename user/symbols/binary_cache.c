@@ -28,21 +28,51 @@ struct kv_table {
 	size_t cap, count;  /* cap is a power of two */
 };
 
+/* One symbol table, shared by the binaries whose files have its build-id
+ * (same owner, same symbols). */
+struct table {
+	struct elf_symbols *es;
+	size_t bytes;                /* elf_symbols_memory when loaded */
+	size_t binaries;             /* binaries using it */
+	const char *build_id_key;    /* its key in by_build_id (the table's copy), or NULL */
+	size_t build_id_len;
+};
+
+struct cached_binary {
+	struct binary pub;           /* what callers see */
+	struct table *table;         /* NULL when the file could not be read */
+	const char *file_key;        /* its key in by_file (the table's copy), or NULL */
+	size_t file_key_len;
+	size_t users;                /* binary_cache_get calls not yet put */
+	size_t owned_at;             /* its index in owned */
+	struct cached_binary *older, *newer; /* in the unused list */
+};
+
 struct binary_cache {
-	struct kv_table by_file;     /* "dev:ino:path" -> struct binary */
-	struct kv_table by_build_id; /* build-id bytes -> struct binary */
+	struct kv_table by_file;     /* "dev:ino:size.ctime:path" -> struct cached_binary */
+	struct kv_table by_build_id; /* build-id, digest, owner -> struct table */
 	struct kv_table strings;     /* interned strings (value == key) */
-	struct binary **owned;       /* every binary, for freeing */
+	struct cached_binary **owned; /* every binary, for freeing */
 	size_t nowned, owned_cap;
-	struct elf_symbols **tables; /* every symbol table (binaries share them) */
-	size_t ntables, tables_cap;
-	struct binary *vdso;
+	/* Binaries no process uses, oldest first: dropped past the budget. */
+	struct cached_binary *oldest_unused, *newest_unused;
+	size_t nunused;
+	size_t keep_bytes, keep_unused;
+	size_t table_bytes;          /* of the tables held */
+	size_t names_bytes;          /* of the interned strings */
+	struct cached_binary *vdso;
 	uint64_t vdso_size;
 	bool vdso_tried;
 	struct spill_file *names_file; /* large tables' names, when kept there (not ours) */
 	bool names_file_failed;        /* said once: names stay in memory */
 	struct binary_cache_stats stats;
 };
+
+/* Binaries no process maps any more are kept (a short-lived program that
+ * runs again is not parsed again) while the tables take less than this,
+ * and at most this many. */
+#define KEEP_TABLE_BYTES (8u << 20)
+#define KEEP_UNUSED 512u
 
 /* A table whose names take this much keeps them in the names file. */
 #define COLD_NAMES_MIN (64u << 10)
@@ -114,6 +144,27 @@ static char *kv_put(struct kv_table *t, const void *key, size_t len, void *value
 	return s->key;
 }
 
+/* Removes key (backward shift: the entries after it in its probe run move
+ * up, so lookups need no tombstones). */
+static void kv_remove(struct kv_table *t, const void *key, size_t len)
+{
+	struct kv_slot *s = kv_find(t, key, len, hash_bytes(key, len));
+	size_t mask = t->cap - 1, hole, j;
+
+	if (!s || !s->key)
+		return;
+	free(s->key);
+	t->count--;
+	hole = (size_t)(s - t->slots);
+	for (j = (hole + 1) & mask; t->slots[j].key; j = (j + 1) & mask)
+		/* It may fill the hole when its home is not after the hole. */
+		if (((j - t->slots[j].hash) & mask) >= ((j - hole) & mask)) {
+			t->slots[hole] = t->slots[j];
+			hole = j;
+		}
+	t->slots[hole] = (struct kv_slot){ 0 };
+}
+
 static void kv_free(struct kv_table *t)
 {
 	for (size_t i = 0; i < t->cap; i++)
@@ -123,7 +174,13 @@ static void kv_free(struct kv_table *t)
 
 struct binary_cache *binary_cache_new(void)
 {
-	return calloc(1, sizeof(struct binary_cache));
+	struct binary_cache *bc = calloc(1, sizeof(struct binary_cache));
+
+	if (bc) {
+		bc->keep_bytes = KEEP_TABLE_BYTES;
+		bc->keep_unused = KEEP_UNUSED;
+	}
+	return bc;
 }
 
 void binary_cache_keep_names_in(struct binary_cache *bc, struct spill_file *file)
@@ -152,56 +209,151 @@ const char *binary_cache_intern(struct binary_cache *bc, const char *s)
 	char *copy = kv_put(&bc->strings, s, len, NULL);
 	if (!copy)
 		return NULL;
+	bc->names_bytes += len + 1;
 	kv_find(&bc->strings, s, len, hash_bytes(s, len))->value = copy;
 	return copy;
 }
 
-/* Records a symbol table to free with the cache.  -ENOMEM. */
-static int own_table(struct binary_cache *bc, struct elf_symbols *es)
+static const char *intern_name(void *bc, const char *name)
 {
-	if (bc->ntables == bc->tables_cap) {
-		size_t ncap = bc->tables_cap ? bc->tables_cap * 2 : 64;
-		struct elf_symbols **n = realloc(bc->tables, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		bc->tables = n;
-		bc->tables_cap = ncap;
-	}
-	bc->tables[bc->ntables++] = es;
-	bc->stats.memory += elf_symbols_memory(es);
-	return 0;
+	return binary_cache_intern(bc, name);
 }
 
-/* A binary named basename using symbols (which the cache already owns). */
-static struct binary *new_binary(struct binary_cache *bc, const char *basename,
-				 struct elf_symbols *symbols)
+/* A table for es (which it now owns).  NULL, es freed, when out of memory. */
+static struct table *new_table(struct binary_cache *bc, struct elf_symbols *es)
 {
-	struct binary *b = calloc(1, sizeof(*b));
+	struct table *t = calloc(1, sizeof(*t));
 
-	if (!b)
+	if (!t) {
+		elf_symbols_free(es);
 		return NULL;
-	b->basename = binary_cache_intern(bc, basename);
-	if (!b->basename) {
+	}
+	/* Frames keep their names after the table is dropped. */
+	elf_symbols_intern_names(es, intern_name, bc);
+	t->es = es;
+	t->bytes = elf_symbols_memory(es);
+	bc->table_bytes += t->bytes;
+	return t;
+}
+
+static void table_release(struct binary_cache *bc, struct table *t)
+{
+	if (!t || --t->binaries > 0)
+		return;
+	if (t->build_id_key)
+		kv_remove(&bc->by_build_id, t->build_id_key, t->build_id_len);
+	bc->table_bytes -= t->bytes;
+	elf_symbols_free(t->es);
+	free(t);
+}
+
+/* A binary named basename using table (NULL: unreadable), with one user.
+ * NULL when out of memory (a new table no binary uses is freed). */
+static struct cached_binary *new_binary(struct binary_cache *bc, const char *basename,
+					struct table *table)
+{
+	struct cached_binary *b = calloc(1, sizeof(*b));
+
+	if (b && !(b->pub.basename = binary_cache_intern(bc, basename))) {
 		free(b);
+		b = NULL;
+	}
+	if (b && bc->nowned == bc->owned_cap) {
+		size_t ncap = bc->owned_cap ? bc->owned_cap * 2 : 64;
+		struct cached_binary **n = realloc(bc->owned, ncap * sizeof(*n));
+
+		if (n) {
+			bc->owned = n;
+			bc->owned_cap = ncap;
+		} else {
+			free(b);
+			b = NULL;
+		}
+	}
+	if (!b) {
+		if (table && table->binaries == 0) {
+			table->binaries = 1;
+			table_release(bc, table);
+		}
 		return NULL;
 	}
-	b->symbols = symbols;
-	b->is_jvm = strcmp(basename, "libjvm.so") == 0;
-	if (bc->nowned == bc->owned_cap) {
-		size_t ncap = bc->owned_cap ? bc->owned_cap * 2 : 64;
-		struct binary **n = realloc(bc->owned, ncap * sizeof(*n));
-		if (!n) {
-			free(b);
-			return NULL;
-		}
-		bc->owned = n;
-		bc->owned_cap = ncap;
-	}
+	b->owned_at = bc->nowned;
 	bc->owned[bc->nowned++] = b;
+	b->table = table;
+	b->pub.symbols = table ? table->es : NULL;
+	b->pub.is_jvm = strcmp(basename, "libjvm.so") == 0;
+	b->users = 1;
+	if (table)
+		table->binaries++;
 	bc->stats.binaries++;
-	if (!symbols)
+	if (!table)
 		bc->stats.failures++;
 	return b;
+}
+
+/* Files b under key in by_file. */
+static void file_binary(struct binary_cache *bc, struct cached_binary *b, const char *key,
+			size_t len)
+{
+	b->file_key = kv_put(&bc->by_file, key, len, b);
+	b->file_key_len = len;
+}
+
+static void unlink_unused(struct binary_cache *bc, struct cached_binary *b)
+{
+	*(b->older ? &b->older->newer : &bc->oldest_unused) = b->newer;
+	*(b->newer ? &b->newer->older : &bc->newest_unused) = b->older;
+	b->older = b->newer = NULL;
+	bc->nunused--;
+}
+
+static void drop_binary(struct binary_cache *bc, struct cached_binary *b)
+{
+	unlink_unused(bc, b);
+	if (b->file_key)
+		kv_remove(&bc->by_file, b->file_key, b->file_key_len);
+	table_release(bc, b->table);
+	bc->owned[b->owned_at] = bc->owned[--bc->nowned];
+	bc->owned[b->owned_at]->owned_at = b->owned_at;
+	bc->stats.dropped++;
+	free(b);
+}
+
+/* Drops the binaries unused longest while there are too many or the
+ * tables take too much. */
+static void trim_unused(struct binary_cache *bc)
+{
+	while (bc->oldest_unused &&
+	       (bc->table_bytes > bc->keep_bytes || bc->nunused > bc->keep_unused))
+		drop_binary(bc, bc->oldest_unused);
+}
+
+/* b has one more user. */
+static const struct binary *use(struct binary_cache *bc, struct cached_binary *b)
+{
+	if (b->users++ == 0)
+		unlink_unused(bc, b);
+	return &b->pub;
+}
+
+void binary_cache_put(struct binary_cache *bc, const struct binary *pub)
+{
+	struct cached_binary *b = (struct cached_binary *)pub;
+
+	if (!b || b == bc->vdso || b->users == 0 || --b->users > 0)
+		return;
+	b->older = bc->newest_unused;
+	*(b->older ? &b->older->newer : &bc->oldest_unused) = b;
+	bc->newest_unused = b;
+	bc->nunused++;
+	trim_unused(bc);
+}
+
+void binary_cache_keep_unused(struct binary_cache *bc, size_t bytes, size_t binaries)
+{
+	bc->keep_bytes = bytes;
+	bc->keep_unused = binaries;
+	trim_unused(bc);
 }
 
 /* A separate debug file found by build-id, for binaries shipped stripped. */
@@ -248,7 +400,8 @@ const struct binary *binary_cache_get(struct binary_cache *bc, pid_t pid,
 	uint8_t id[ELF_BUILD_ID_MAX + sizeof(uint64_t) + sizeof(uid_t)];
 	uint64_t digest = 0;
 	int key_len, fd, id_len;
-	struct binary *b;
+	struct cached_binary *b;
+	struct table *table = NULL;
 	struct elf_symbols *es;
 	struct stat st;
 
@@ -267,9 +420,12 @@ const struct binary *binary_cache_get(struct binary_cache *bc, pid_t pid,
 		if (key_len < 0 || (size_t)key_len >= sizeof(key))
 			return NULL;
 		b = kv_get(&bc->by_file, key, (size_t)key_len);
-		if (!b && (b = new_binary(bc, basename_of(m->path), NULL)))
-			kv_put(&bc->by_file, key, (size_t)key_len, b);
-		return b;
+		if (b)
+			return use(bc, b);
+		b = new_binary(bc, basename_of(m->path), NULL);
+		if (b)
+			file_binary(bc, b, key, (size_t)key_len);
+		return b ? &b->pub : NULL;
 	}
 	/* The path is part of the key: an inode freed and reused for another
 	 * file (native libraries unpacked to /tmp per run) must not alias.  So
@@ -285,7 +441,7 @@ const struct binary *binary_cache_get(struct binary_cache *bc, pid_t pid,
 	b = kv_get(&bc->by_file, key, (size_t)key_len);
 	if (b) {
 		close(fd);
-		return b;
+		return use(bc, b);
 	}
 	id_len = elf_read_build_id(fd, id, &digest);
 	if (id_len > 0) {
@@ -295,16 +451,16 @@ const struct binary *binary_cache_get(struct binary_cache *bc, pid_t pid,
 		memcpy(id + id_len, &digest, sizeof(digest));
 		memcpy(id + id_len + sizeof(digest), &st.st_uid, sizeof(st.st_uid));
 		id_len += (int)(sizeof(digest) + sizeof(st.st_uid));
-		struct binary *same = kv_get(&bc->by_build_id, id, (size_t)id_len);
-		if (same) {
+		table = kv_get(&bc->by_build_id, id, (size_t)id_len);
+		if (table) {
 			/* Same contents under another name: share the table, keep
 			 * this file's name for unnamed code. */
 			close(fd);
 			bc->stats.build_id_hits++;
-			b = new_binary(bc, basename_of(m->path), same->symbols);
+			b = new_binary(bc, basename_of(m->path), table);
 			if (b)
-				kv_put(&bc->by_file, key, (size_t)key_len, b);
-			return b;
+				file_binary(bc, b, key, (size_t)key_len);
+			return b ? &b->pub : NULL;
 		}
 	}
 	es = elf_symbols_load_fd(fd, m->path);
@@ -321,23 +477,24 @@ const struct binary *binary_cache_get(struct binary_cache *bc, pid_t pid,
 		if (debug)
 			elf_symbols_take_symbols(es, debug);
 	}
-	if (es)
+	if (es) {
 		keep_names_cold(bc, es);
-	if (es && own_table(bc, es) != 0) {
-		elf_symbols_free(es);
-		return NULL;
+		if (!(table = new_table(bc, es)))
+			return NULL;
 	}
 	/* Sizing walks every symbol: only when the line is printed. */
 	if (es && sp_log_get_level() >= SP_LOG_DEBUG)
-		sp_debug("pid %d: %s: %zu KiB of symbols", (int)pid, m->path,
-			 elf_symbols_memory(es) >> 10);
-	b = new_binary(bc, basename_of(m->path), es);
+		sp_debug("pid %d: %s: %zu KiB of symbols", (int)pid, m->path, table->bytes >> 10);
+	b = new_binary(bc, basename_of(m->path), table);
 	if (!b)
 		return NULL;
-	kv_put(&bc->by_file, key, (size_t)key_len, b);
-	if (id_len > 0 && es)
-		kv_put(&bc->by_build_id, id, (size_t)id_len, b);
-	return b;
+	file_binary(bc, b, key, (size_t)key_len);
+	if (id_len > 0 && table) {
+		table->build_id_key = kv_put(&bc->by_build_id, id, (size_t)id_len, table);
+		table->build_id_len = (size_t)id_len;
+	}
+	trim_unused(bc);
+	return &b->pub;
 }
 
 /* The size of our own [vdso] mapping. */
@@ -357,38 +514,38 @@ const struct binary *binary_cache_vdso(struct binary_cache *bc, uint64_t *size)
 		uint64_t start = getauxval(AT_SYSINFO_EHDR);
 		uint64_t len = start ? own_vdso_size(start) : 0;
 		struct elf_symbols *es = NULL;
+		struct table *table = NULL;
 
 		bc->vdso_tried = true;
 		if (len)
 			es = elf_symbols_load_mem((const void *)(uintptr_t)start, len);
 		if (!es)
 			sp_warn("cannot read our own vDSO: vDSO frames will show as [vdso]+OFFSET");
-		if (es && own_table(bc, es) != 0) {
-			elf_symbols_free(es);
-			es = NULL;
-		}
-		bc->vdso = new_binary(bc, "[vdso]", es);
+		if (es)
+			table = new_table(bc, es);
+		bc->vdso = new_binary(bc, "[vdso]", table);
 		bc->vdso_size = len;
 	}
 	*size = bc->vdso_size;
-	return bc->vdso;
+	return bc->vdso ? &bc->vdso->pub : NULL;
 }
 
 void binary_cache_get_stats(const struct binary_cache *bc, struct binary_cache_stats *out)
 {
 	*out = bc->stats;
+	out->held = bc->nowned;
+	out->memory = bc->table_bytes + bc->names_bytes;
 }
 
 void binary_cache_free(struct binary_cache *bc)
 {
 	if (!bc)
 		return;
-	for (size_t i = 0; i < bc->nowned; i++)
+	for (size_t i = 0; i < bc->nowned; i++) {
+		table_release(bc, bc->owned[i]->table);
 		free(bc->owned[i]);
+	}
 	free(bc->owned);
-	for (size_t i = 0; i < bc->ntables; i++)
-		elf_symbols_free(bc->tables[i]);
-	free(bc->tables);
 	kv_free(&bc->by_file);
 	kv_free(&bc->by_build_id);
 	kv_free(&bc->strings);

@@ -49,6 +49,8 @@ struct elf_symbols {
 	struct elf_sym *syms;
 	size_t nsyms;
 	char **shown;        /* per symbol: readable name, made on first lookup */
+	elf_symbols_intern_fn intern; /* when set, shown names are its copies */
+	void *intern_ctx;
 	char *names;         /* NULL once moved to cold (elf_symbols_move_names) */
 	size_t names_len;
 	struct spill_file *cold;
@@ -680,12 +682,6 @@ bool elf_symbols_offset_to_vaddr(const struct elf_symbols *es, uint64_t file_off
 	return true;
 }
 
-/* Whether symbol i's shown name is its raw name in names (not a copy). */
-static bool shown_is_raw(const struct elf_symbols *es, size_t i)
-{
-	return es->names && es->shown[i] == es->names + SYM_NAME(&es->syms[i]);
-}
-
 /* Names at most this long (add_symbol cuts at 4096, plus "@plt"). */
 #define RAW_NAME_MAX 4112
 
@@ -700,6 +696,42 @@ static const char *raw_name(const struct elf_symbols *es, size_t i, char *buf, s
 	return at < es->names_len ? spill_file_read_text(es->cold, es->cold_at + at,
 							 es->names_len - at, buf, cap)
 				  : NULL;
+}
+
+/* Whether symbol i's shown name is its raw name in names (not a copy). */
+static bool shown_is_raw(const struct elf_symbols *es, size_t i)
+{
+	return es->names && es->shown[i] == es->names + SYM_NAME(&es->syms[i]);
+}
+
+/* Whether the table owns symbol i's shown name (to free and count it). */
+static bool shown_is_owned(const struct elf_symbols *es, size_t i)
+{
+	return es->shown[i] && !es->intern && !shown_is_raw(es, i);
+}
+
+void elf_symbols_intern_names(struct elf_symbols *es, elf_symbols_intern_fn intern, void *ctx)
+{
+	es->intern = intern;
+	es->intern_ctx = ctx;
+}
+
+/* Symbol i's readable name, made now: NULL when its raw name cannot be
+ * read back, or out of memory. */
+static char *make_shown(struct elf_symbols *es, size_t i)
+{
+	char buf[RAW_NAME_MAX];
+	const char *raw = raw_name(es, i, buf, sizeof(buf));
+	char *readable = raw ? demangle_symbol(raw) : NULL;
+	const char *copy;
+
+	if (!raw)
+		return NULL;
+	if (!es->intern)
+		return readable ? readable : es->names ? (char *)raw : strdup(raw);
+	copy = es->intern(es->intern_ctx, readable ? readable : raw);
+	free(readable);
+	return (char *)copy;
 }
 
 int elf_symbols_move_names(struct elf_symbols *es, struct spill_file *to)
@@ -744,18 +776,8 @@ const char *elf_symbols_lookup(struct elf_symbols *es, uint64_t vaddr, uint64_t 
 
 		if (vaddr - s->addr >= s->len)
 			continue;
-		if (!es->shown[i]) {
-			char buf[RAW_NAME_MAX];
-			const char *raw = raw_name(es, i, buf, sizeof(buf));
-			char *readable = raw ? demangle_symbol(raw) : NULL;
-
-			if (readable)
-				es->shown[i] = readable;
-			else if (raw)
-				es->shown[i] = es->names ? (char *)raw : strdup(raw);
-			if (!es->shown[i])
-				return NULL;
-		}
+		if (!es->shown[i] && !(es->shown[i] = make_shown(es, i)))
+			return NULL;
 		if (offset_in_sym)
 			*offset_in_sym = vaddr - s->addr;
 		return es->shown[i];
@@ -794,7 +816,7 @@ size_t elf_symbols_memory(const struct elf_symbols *es)
 		 (es->names ? es->names_len : 0);
 	total += es->nsegs * sizeof(*es->segs);
 	for (size_t i = 0; i < es->nsyms; i++)
-		if (es->shown[i] && !shown_is_raw(es, i))
+		if (shown_is_owned(es, i))
 			total += strlen(es->shown[i]) + 1;
 	return total;
 }
@@ -825,7 +847,7 @@ void elf_symbols_take_symbols(struct elf_symbols *into, struct elf_symbols *from
 			break;
 	}
 	for (size_t i = 0; into->shown && i < into->nsyms; i++)
-		if (into->shown[i] && !shown_is_raw(into, i))
+		if (shown_is_owned(into, i))
 			free(into->shown[i]);
 	free(into->shown);
 	free(into->names);
@@ -844,8 +866,11 @@ void elf_symbols_free(struct elf_symbols *es)
 	if (!es)
 		return;
 	for (size_t i = 0; es->shown && i < es->nsyms; i++)
-		if (es->shown[i] && !shown_is_raw(es, i))
+		if (shown_is_owned(es, i))
 			free(es->shown[i]);
+	/* Names read back from cold: their place there is no one's now. */
+	if (es->cold)
+		spill_file_discard(es->cold, &(struct spill_ref){ es->cold_at, es->names_len });
 	free(es->shown);
 	free(es->syms);
 	free(es->names);

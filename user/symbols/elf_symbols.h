@@ -39,6 +39,14 @@ bool elf_symbols_offset_to_vaddr(const struct elf_symbols *es, uint64_t file_off
  * ones).  The name stays valid until elf_symbols_free. */
 const char *elf_symbols_lookup(struct elf_symbols *es, uint64_t vaddr, uint64_t *offset_in_sym);
 
+/* From now on, each name a lookup shows is intern(ctx, name)'s copy, which
+ * the table does not own: it stays valid after elf_symbols_free (the
+ * caller drops tables of binaries no process maps any more, while frames
+ * still hold their names).  Before any lookup.  intern returns NULL when
+ * out of memory (the lookup then finds no name). */
+typedef const char *(*elf_symbols_intern_fn)(void *ctx, const char *name);
+void elf_symbols_intern_names(struct elf_symbols *es, elf_symbols_intern_fn intern, void *ctx);
+
 /* The GNU build-id (NT_GNU_BUILD_ID); its length, 0 when there is none. */
 size_t elf_symbols_build_id(const struct elf_symbols *es, const uint8_t **id);
 

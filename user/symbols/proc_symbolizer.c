@@ -53,13 +53,31 @@ static bool exec_maps_kept(const struct proc_maps *old, const struct proc_maps *
 	return true;
 }
 
-/* Installs new maps; their files are loaded by proc_symbolizer_load_files. */
+/* Lets go of the binaries of the maps in use. */
+static void put_binaries(struct proc_symbolizer *ps)
+{
+	for (size_t i = 0; ps->maps && i < ps->maps->count; i++)
+		binary_cache_put(ps->cache, ps->binaries[i]);
+	free(ps->binaries);
+	ps->binaries = NULL;
+}
+
+/* Installs new maps; their files are loaded by proc_symbolizer_load_files,
+ * but those of mappings still there are kept (not opened again). */
 static int install_maps(struct proc_symbolizer *ps, struct proc_maps *maps)
 {
 	const struct binary **binaries = calloc(maps->count ? maps->count : 1, sizeof(*binaries));
 
 	if (!binaries)
 		return -ENOMEM;
+	for (size_t i = 0; ps->maps && i < maps->count; i++) {
+		const struct proc_map *old = proc_maps_find(ps->maps, maps->maps[i].start);
+
+		if (old && same_mapping(old, &maps->maps[i])) {
+			binaries[i] = ps->binaries[old - ps->maps->maps];
+			ps->binaries[old - ps->maps->maps] = NULL;
+		}
+	}
 	/* The kernel builds the maps text a chunk per read(): a process that
 	 * maps or unmaps meanwhile gives lines out of order, which the parser
 	 * skips. That is a race, not a fault worth a warning. */
@@ -70,8 +88,8 @@ static int install_maps(struct proc_symbolizer *ps, struct proc_maps *maps)
 	 * as the executable mappings they came from are still there. */
 	if (!ps->maps || !exec_maps_kept(ps->maps, maps))
 		addr_cache_clear(&ps->answers);
+	put_binaries(ps);
 	proc_maps_free(ps->maps);
-	free(ps->binaries);
 	ps->maps = maps;
 	ps->binaries = binaries;
 	return 0;
@@ -317,8 +335,8 @@ void proc_symbolizer_free(struct proc_symbolizer *ps)
 {
 	if (!ps)
 		return;
+	put_binaries(ps);
 	proc_maps_free(ps->maps);
-	free(ps->binaries);
 	addr_cache_release(&ps->answers);
 	free(ps);
 }
