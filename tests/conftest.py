@@ -78,6 +78,31 @@ def must_be_root():
         pytest.exit("the test suite profiles a real kernel: run it as root", returncode=2)
 
 
+HELPER_FILES = ("/tmp/sparkprof-*.log", "/tmp/perf-*.map")
+
+
+def helper_files():
+    return {p for pattern in HELPER_FILES for p in glob.glob(pattern)}
+
+
+@pytest.fixture(autouse=True)
+def no_helper_files_left(request):
+    """Removes the helper logs and perf maps of JVMs a test started that are
+    gone (a test that kills its JVM leaves them): pids wrap at 32768 here,
+    and a later JVM with the same pid must not find them."""
+    before = helper_files()
+    yield
+    for path in helper_files() - before:
+        pid = os.path.basename(path).split("-", 1)[1].split(".", 1)[0]
+        try:
+            os.kill(int(pid), 0)
+        except (ValueError, ProcessLookupError):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+
+
 @pytest.fixture(scope="session")
 def jfr_converter():
     """async-profiler's JFR converter jar (tools/install-deps.sh fetches it)."""

@@ -41,6 +41,19 @@ def log_path(pid):
     return f"/tmp/sparkprof-{pid}.log"
 
 
+def log_written_since(pid, t0_ns):
+    """Whether pid's log exists and a JVM started after t0_ns (monotonic)
+    began it: pids wrap at 32768 here, and a log an earlier process of the
+    same pid left behind is not this JVM's."""
+    try:
+        with open(log_path(pid), "rb") as f:
+            head = f.readline().split()
+    except FileNotFoundError:
+        return False
+    return not (len(head) >= 4 and head[0] == b"H" and head[3].isdigit()
+                and int(head[3]) < t0_ns)
+
+
 def read_log(pid):
     with open(log_path(pid)) as f:
         return HelperLog(f.read())
@@ -83,6 +96,7 @@ class Java:
             opts = ",".join(o for o in (agent_opts, "keep_log=1" if keep_log else None) if o)
             cmd.append(f"-agentpath:{agent}" + (f"={opts}" if opts else ""))
         cmd += ["-cp", classes, *[str(a) for a in args]]
+        self.t0_ns = time.monotonic_ns()
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True)
         self.lines = []
@@ -339,12 +353,13 @@ def test_log_removed_at_exit_once_read(jdks, classes, agent_path, sparkprof_bin,
     java = [os.path.join(pick(jdks, which), "bin", "java"), "-XX:+PreserveFramePointer",
             f"-agentpath:{agent_path}", "-cp", classes, "HotMethods", "4", "2", "0"]
     out = tmp_path / "rec"
+    t0_ns = time.monotonic_ns()
     r = subprocess.run([sparkprof_bin, "record", "-F", "499", "-o", str(out), "--"] + java,
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     pid = int(r.stdout.split()[1])
     try:
-        assert not os.path.exists(log_path(pid)), "the log was left behind"
+        assert not log_written_since(pid, t0_ns), "the log was left behind"
         assert os.path.exists(f"/tmp/perf-{pid}.map"), "the perf map stays, for perf report"
         proc = process_summary(out, pid)
         assert proc["helper_log"]["lines"] > 0 and not proc["helper_log"]["malformed_lines"], proc
@@ -400,7 +415,7 @@ def test_late_attach_with_jcmd(jdks, classes, agent_path, which):
         again = jcmd_load(jdk, java.pid, agent_path)   # a second attach is harmless
         assert "return code: 0" in again.stdout, again.stdout
         assert java.finish() == 0, java.stderr
-        assert not os.path.exists(log_path(java.pid)), "the helper removes its log at exit"
+        assert not log_written_since(java.pid, java.t0_ns), "the helper removes its log at exit"
         log = read_held(held)
         assert log.header["mode"] == "attach"
         assert not log.bad, log.bad[:3]
@@ -440,7 +455,7 @@ def test_bad_options_leave_jvm_running(jdks, classes, agent_path, which, opts):
         lines = [l for l in java.stderr.splitlines() if l.startswith("sparkprof-agent:")]
         assert len(lines) == 1 and "helper disabled" in lines[0] and opts.split("=")[0] in lines[0], \
             java.stderr
-        assert not os.path.exists(log_path(java.pid))
+        assert not log_written_since(java.pid, java.t0_ns)
     finally:
         cleanup(java.pid)
 
@@ -456,7 +471,7 @@ def test_bad_options_on_attach_are_reported(jdks, classes, agent_path, which):
         assert "return code: 0" not in out.stdout, out.stdout
         assert java.finish() == 0
         assert "unknown option 'nonsense'" in java.stderr, java.stderr
-        assert not os.path.exists(log_path(java.pid))
+        assert not log_written_since(java.pid, java.t0_ns)
     finally:
         java.finish()
         cleanup(java.pid)
