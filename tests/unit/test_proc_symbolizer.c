@@ -330,6 +330,17 @@ static void test_self(struct binary_cache *bc)
 		CHECK(proc_symbolizer_maps_hold(ps, stack, 3), "the maps hold it after a refresh");
 		CHECK_STR(resolve_name(ps, (uint64_t)(uintptr_t)late + 1, NULL), "late_loaded_function",
 			  "late library named after a refresh");
+
+		/* Maps read while ld.so maps a library show its code before it
+		 * turns executable: a function there is still named. */
+		void *code = (void *)((uintptr_t)late & ~(uintptr_t)4095);
+
+		CHECK(mprotect(code, 4096, PROT_READ) == 0, "the late library's code made read-only");
+		sleep_ms(110);
+		CHECK(proc_symbolizer_refresh(ps) == 1, "refresh");
+		CHECK_STR(resolve_name(ps, (uint64_t)(uintptr_t)late + 1, NULL), "late_loaded_function",
+			  "a function in a mapping not executable (yet) is named");
+		CHECK(mprotect(code, 4096, PROT_READ | PROT_EXEC) == 0, "and executable again");
 	}
 
 	/* libjvm.so: its frames are C++ frames, its names demangled. */

@@ -868,7 +868,7 @@ void elf_symbols_free(struct elf_symbols *es)
 	for (size_t i = 0; es->shown && i < es->nsyms; i++)
 		if (shown_is_owned(es, i))
 			free(es->shown[i]);
-	/* Names read back from cold: their place there is no one's now. */
+	/* Its names in the spill file are read no more: their room goes back. */
 	if (es->cold)
 		spill_file_discard(es->cold, &(struct spill_ref){ es->cold_at, es->names_len });
 	free(es->shown);

@@ -202,26 +202,28 @@ static const char *resolve_vdso(struct proc_symbolizer *ps, const struct proc_ma
 	return named_offset(ps->cache, "[vdso]", off);
 }
 
+/* The name of addr in mapping i; with function_only, NULL unless a
+ * function symbol holds it. */
 static const char *resolve_file(struct proc_symbolizer *ps, size_t i, uint64_t addr,
-				enum frame_type *type)
+				enum frame_type *type, bool function_only)
 {
 	const struct proc_map *m = &ps->maps->maps[i];
 	const struct binary *b = ps->binaries[i];
 	uint64_t file_off = addr - m->start + m->offset, vaddr;
 	const char *name;
 
-	if (!b) /* after proc_symbolizer_new_maps: loaded when first named */
+	if (!b) /* not loaded yet (proc_symbolizer_new_maps, or not code) */
 		b = ps->binaries[i] = binary_cache_get(ps->cache, ps->pid, m);
 	if (!b)
-		return "[unknown]";
+		return function_only ? NULL : "[unknown]";
 	*type = b->is_jvm ? FRAME_CPP : FRAME_NATIVE;
 	if (b->symbols && elf_symbols_offset_to_vaddr(b->symbols, file_off, &vaddr)) {
 		name = elf_symbols_lookup(b->symbols, vaddr, NULL);
-		if (name)
+		if (name || function_only)
 			return name;
 		return named_offset(ps->cache, b->basename, vaddr);
 	}
-	return named_offset(ps->cache, b->basename, file_off);
+	return function_only ? NULL : named_offset(ps->cache, b->basename, file_off);
 }
 
 static enum proc_sym_result resolve_uncached(struct proc_symbolizer *ps, uint64_t addr,
@@ -231,11 +233,17 @@ static enum proc_sym_result resolve_uncached(struct proc_symbolizer *ps, uint64_
 
 	if (!m)
 		return PROC_SYM_UNMAPPED;
-	/* Not named after the file that holds it: a word of libc's data is
-	 * no libc function. */
-	if (!proc_map_is_exec(m))
-		return PROC_SYM_NOT_CODE;
 	out->type = FRAME_NATIVE;
+	/* Not named after the file that holds it (a word of libc's data is no
+	 * libc function), unless a function does: maps read while ld.so was
+	 * mapping a library show its code before it turned executable. */
+	if (!proc_map_is_exec(m)) {
+		if (m->kind == PROC_MAP_FILE &&
+		    (out->name = resolve_file(ps, (size_t)(m - ps->maps->maps), addr, &out->type,
+					      true)))
+			return PROC_SYM_OK;
+		return PROC_SYM_NOT_CODE;
+	}
 	switch (m->kind) {
 	case PROC_MAP_ANON:
 		return PROC_SYM_ANON_EXEC;
@@ -248,7 +256,7 @@ static enum proc_sym_result resolve_uncached(struct proc_symbolizer *ps, uint64_
 			out->name = "[unknown]";
 		return PROC_SYM_OK;
 	case PROC_MAP_FILE:
-		out->name = resolve_file(ps, (size_t)(m - ps->maps->maps), addr, &out->type);
+		out->name = resolve_file(ps, (size_t)(m - ps->maps->maps), addr, &out->type, false);
 		return PROC_SYM_OK;
 	}
 	return PROC_SYM_UNMAPPED;
@@ -258,6 +266,7 @@ enum proc_sym_result proc_symbolizer_resolve(struct proc_symbolizer *ps, uint64_
 					     struct frame *out)
 {
 	const struct addr_cache_entry *e = addr_cache_find(&ps->answers, addr);
+	const struct proc_map *m;
 	enum proc_sym_result result;
 
 	if (e) {
@@ -266,8 +275,11 @@ enum proc_sym_result proc_symbolizer_resolve(struct proc_symbolizer *ps, uint64_
 		return (enum proc_sym_result)e->tag;
 	}
 	result = resolve_uncached(ps, addr, out);
-	/* Unmapped and data addresses are not kept: the caller reads the
-	 * maps again, and they may hold code by then. */
+	/* Only answers from code are kept: the caller reads the maps again
+	 * for the others, which may hold code by then. */
+	m = proc_maps_find(ps->maps, addr);
+	if (!m || !proc_map_is_exec(m))
+		return result;
 	if (result == PROC_SYM_OK)
 		addr_cache_put(&ps->answers, addr, out->name, out->type, PROC_SYM_OK);
 	else if (result == PROC_SYM_ANON_EXEC)

@@ -32,7 +32,8 @@ enum proc_sym_result {
 	PROC_SYM_NOT_CODE,  /* a mapping that is not executable holds addr (a
 			     * walk through code without frame pointers read a
 			     * data word as a return address), or did when the
-			     * maps were read */
+			     * maps were read; but a function of the file there
+			     * is PROC_SYM_OK (maps read while ld.so mapped it) */
 };
 
 /* Reads the maps of pid now and loads its executables and libraries into
