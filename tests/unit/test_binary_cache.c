@@ -17,6 +17,7 @@
 #include "tap.h"
 
 #define TARGET "build/progs/symbols_target"
+#define OTHER "build/progs/hot_functions"
 #define COPIES 300
 
 static char tmpdir[] = "/tmp/sparkprof-bcache-XXXXXX";
@@ -148,9 +149,29 @@ int main(void)
 	binary_cache_put(bc, again);
 	binary_cache_put(bc, NULL);
 
+	/* The byte budget drops only binaries whose table no one holds: a
+	 * copy let go whose table another copy holds stays (dropping it would
+	 * free nothing, and finding it again would hash its file anew). */
+	const struct binary *holder = get_copy(bc, 1), *sharer = get_copy(bc, 2), *other;
+	char other_path[300];
+	struct proc_map other_map = mapping_of(OTHER, other_path, sizeof(other_path));
+
+	other = binary_cache_get(bc, getpid(), &other_map);
+	CHECK(other && other->symbols && other->symbols != holder->symbols, "another program");
+	binary_cache_keep_unused(bc, 0, 512);
+	binary_cache_put(bc, sharer);
+	binary_cache_put(bc, other);
+	binary_cache_get_stats(bc, &st);
+	CHECK(st.held == 2, "budget 0 bytes: the other program dropped, the copy whose table "
+	      "another holds kept, though let go first (%zu held)", st.held);
+	binary_cache_put(bc, holder);
+	binary_cache_get_stats(bc, &st);
+	CHECK(st.held == 0, "the holder let go: both dropped (%zu held)", st.held);
+
 	/* A file that cannot be opened is a binary too, dropped the same way. */
 	char path[300];
 	struct proc_map gone = mapping_of("/nonexistent/libgone.so", path, sizeof(path));
+	binary_cache_keep_unused(bc, 0, 0);
 	again = binary_cache_get(bc, getpid(), &gone);
 	CHECK(again && !again->symbols && !strcmp(again->basename, "libgone.so"),
 	      "an unreadable file: a binary without symbols");

@@ -32,7 +32,8 @@ struct record_memory {
 	size_t archived_stages;      /* stage counters moved out of memory (stage_archive.h) */
 	size_t address_names;        /* each process's addresses named so far */
 	size_t elf_symbols, kernel_symbols;
-	size_t symbol_files;         /* binaries whose tables are held (processes' and unused) */
+	size_t symbol_files;         /* binaries the symbol cache holds: mapped by processes,
+				      * kept unused, unreadable ones, the vDSO */
 	size_t symbol_files_dropped; /* unused ones dropped, past the budget */
 	size_t queued;               /* records waiting to be named: the drain thread's
 				      * blocks and the recorder's pending ones */

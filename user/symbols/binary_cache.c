@@ -34,14 +34,15 @@ struct table {
 	struct elf_symbols *es;
 	size_t bytes;                /* elf_symbols_memory when loaded */
 	size_t binaries;             /* binaries using it */
-	const char *build_id_key;    /* its key in by_build_id (the table's copy), or NULL */
+	size_t held;                 /* of them, binaries held (users > 0) */
+	const char *build_id_key;    /* its key in by_build_id (the kv table's copy), or NULL */
 	size_t build_id_len;
 };
 
 struct cached_binary {
 	struct binary pub;           /* what callers see */
 	struct table *table;         /* NULL when the file could not be read */
-	const char *file_key;        /* its key in by_file (the table's copy), or NULL */
+	const char *file_key;        /* its key in by_file (the kv table's copy), or NULL */
 	size_t file_key_len;
 	size_t users;                /* binary_cache_get calls not yet put */
 	size_t owned_at;             /* its index in owned */
@@ -58,7 +59,8 @@ struct binary_cache {
 	struct cached_binary *oldest_unused, *newest_unused;
 	size_t nunused;
 	size_t keep_bytes, keep_unused;
-	size_t table_bytes;          /* of the tables held */
+	size_t table_bytes;          /* of all tables */
+	size_t unused_bytes;         /* of the tables no held binary uses */
 	size_t names_bytes;          /* of the interned strings */
 	struct cached_binary *vdso;
 	uint64_t vdso_size;
@@ -69,8 +71,8 @@ struct binary_cache {
 };
 
 /* Binaries no process maps any more are kept (a short-lived program that
- * runs again is not parsed again) while the tables take less than this,
- * and at most this many. */
+ * runs again is not parsed again) while the tables only they use take at
+ * most this, and at most this many. */
 #define KEEP_TABLE_BYTES (8u << 20)
 #define KEEP_UNUSED 512u
 
@@ -233,9 +235,22 @@ static struct table *new_table(struct binary_cache *bc, struct elf_symbols *es)
 	t->es = es;
 	t->bytes = elf_symbols_memory(es);
 	bc->table_bytes += t->bytes;
+	bc->unused_bytes += t->bytes; /* until a binary holds it */
 	return t;
 }
 
+/* A binary of t (NULL: none) is held now (delta 1) or no more (-1). */
+static void table_held(struct binary_cache *bc, struct table *t, int delta)
+{
+	if (!t)
+		return;
+	if (delta > 0 && t->held++ == 0)
+		bc->unused_bytes -= t->bytes;
+	else if (delta < 0 && --t->held == 0)
+		bc->unused_bytes += t->bytes;
+}
+
+/* One binary of t (NULL: none), unused, is dropped. */
 static void table_release(struct binary_cache *bc, struct table *t)
 {
 	if (!t || --t->binaries > 0)
@@ -243,6 +258,7 @@ static void table_release(struct binary_cache *bc, struct table *t)
 	if (t->build_id_key)
 		kv_remove(&bc->by_build_id, t->build_id_key, t->build_id_len);
 	bc->table_bytes -= t->bytes;
+	bc->unused_bytes -= t->bytes;
 	elf_symbols_free(t->es);
 	free(t);
 }
@@ -285,6 +301,7 @@ static struct cached_binary *new_binary(struct binary_cache *bc, const char *bas
 	b->users = 1;
 	if (table)
 		table->binaries++;
+	table_held(bc, table, 1);
 	bc->stats.binaries++;
 	if (!table)
 		bc->stats.failures++;
@@ -319,20 +336,29 @@ static void drop_binary(struct binary_cache *bc, struct cached_binary *b)
 	free(b);
 }
 
-/* Drops the binaries unused longest while there are too many or the
- * tables take too much. */
+/* Drops the binaries unused longest while there are too many, or while
+ * the tables no held binary uses take too much: then only those of such
+ * tables (dropping a binary whose table a process still holds, libc's,
+ * frees nothing, and finding it again would hash its file anew). */
 static void trim_unused(struct binary_cache *bc)
 {
-	while (bc->oldest_unused &&
-	       (bc->table_bytes > bc->keep_bytes || bc->nunused > bc->keep_unused))
-		drop_binary(bc, bc->oldest_unused);
+	struct cached_binary *b = bc->oldest_unused, *newer;
+
+	for (; b && (bc->unused_bytes > bc->keep_bytes || bc->nunused > bc->keep_unused);
+	     b = newer) {
+		newer = b->newer;
+		if (bc->nunused > bc->keep_unused || (b->table && b->table->held == 0))
+			drop_binary(bc, b);
+	}
 }
 
 /* b has one more user. */
 static const struct binary *use(struct binary_cache *bc, struct cached_binary *b)
 {
-	if (b->users++ == 0)
+	if (b->users++ == 0) {
 		unlink_unused(bc, b);
+		table_held(bc, b->table, 1);
+	}
 	return &b->pub;
 }
 
@@ -342,6 +368,7 @@ void binary_cache_put(struct binary_cache *bc, const struct binary *pub)
 
 	if (!b || b == bc->vdso || b->users == 0 || --b->users > 0)
 		return;
+	table_held(bc, b->table, -1);
 	b->older = bc->newest_unused;
 	*(b->older ? &b->older->newer : &bc->oldest_unused) = b;
 	bc->newest_unused = b;
@@ -482,7 +509,6 @@ const struct binary *binary_cache_get(struct binary_cache *bc, pid_t pid,
 		if (!(table = new_table(bc, es)))
 			return NULL;
 	}
-	/* Sizing walks every symbol: only when the line is printed. */
 	if (es && sp_log_get_level() >= SP_LOG_DEBUG)
 		sp_debug("pid %d: %s: %zu KiB of symbols", (int)pid, m->path, table->bytes >> 10);
 	b = new_binary(bc, basename_of(m->path), table);

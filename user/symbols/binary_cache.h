@@ -6,7 +6,7 @@
  * the process sees them: /proc/PID/map_files/START-END (the very file
  * mapped, even if deleted or replaced since), then /proc/PID/root/PATH
  * (containers), then PATH.  Failures are cached too, so a missing file is
- * tried once.
+ * tried once while it stays cached.
  *
  * A binary is held from binary_cache_get to binary_cache_put.  One no
  * process holds stays cached, to be handed out again, until the tables
@@ -68,7 +68,8 @@ const char *binary_cache_intern(struct binary_cache *bc, const char *s);
 
 /* Counters for reports and tests. */
 struct binary_cache_stats {
-	size_t binaries;      /* distinct files loaded (or failed) */
+	size_t binaries;      /* binaries made (files loaded or failed; one
+			       * dropped and seen again counts again) */
 	size_t loads;         /* ELF files parsed */
 	size_t build_id_hits; /* new (dev, inode) found by build-id */
 	size_t failures;      /* files that could not be opened or parsed */

@@ -318,11 +318,11 @@ static Elf_Scn *find_section_named(Elf *elf, const char *want, GElf_Shdr *sh)
 struct got_slot {
 	uint64_t got;        /* r_offset of a JUMP_SLOT or IRELATIVE relocation */
 	uint64_t ifunc;      /* IRELATIVE: its addend, the IFUNC's resolver */
-	uint32_t sym;        /* JUMP_SLOT: its .dynsym index */
+	uint32_t sym;        /* its .dynsym index (IRELATIVE: the IFUNC's, 0: none) */
 };
 
 /* The IFUNC symbols of .dynsym, by address and then rank, to name the
- * IRELATIVE stubs; built only when there are some (libc has 40). */
+ * IRELATIVE stubs; built only when there are some (39 in libc's PLT). */
 struct ifunc_sym {
 	uint64_t addr;
 	uint32_t sym;

@@ -19,6 +19,8 @@ struct proc_symbolizer {
 	pid_t pid;
 	struct proc_maps *maps;
 	const struct binary **binaries; /* per mapping; NULL until loaded */
+	const struct binary **gone;     /* of the maps before, to put (ngone) */
+	size_t ngone;
 	uint64_t last_refresh_ns;
 	uint64_t unmapped_wait_ns;      /* before an address outside code reads them again */
 	size_t maps_reads;
@@ -53,13 +55,21 @@ static bool exec_maps_kept(const struct proc_maps *old, const struct proc_maps *
 	return true;
 }
 
-/* Lets go of the binaries of the maps in use. */
-static void put_binaries(struct proc_symbolizer *ps)
+static void put_all(struct binary_cache *bc, const struct binary **binaries, size_t n)
 {
-	for (size_t i = 0; ps->maps && i < ps->maps->count; i++)
-		binary_cache_put(ps->cache, ps->binaries[i]);
-	free(ps->binaries);
-	ps->binaries = NULL;
+	for (size_t i = 0; i < n; i++)
+		binary_cache_put(bc, binaries[i]);
+	free(binaries);
+}
+
+/* Lets go of the binaries of the mappings gone at the last install, once
+ * the new maps' files are loaded: a file mapped anew is not dropped and
+ * parsed again in between. */
+static void put_gone(struct proc_symbolizer *ps)
+{
+	put_all(ps->cache, ps->gone, ps->ngone);
+	ps->gone = NULL;
+	ps->ngone = 0;
 }
 
 /* Installs new maps; their files are loaded by proc_symbolizer_load_files,
@@ -88,7 +98,9 @@ static int install_maps(struct proc_symbolizer *ps, struct proc_maps *maps)
 	 * as the executable mappings they came from are still there. */
 	if (!ps->maps || !exec_maps_kept(ps->maps, maps))
 		addr_cache_clear(&ps->answers);
-	put_binaries(ps);
+	put_gone(ps);
+	ps->gone = ps->binaries;
+	ps->ngone = ps->maps ? ps->maps->count : 0;
 	proc_maps_free(ps->maps);
 	ps->maps = maps;
 	ps->binaries = binaries;
@@ -171,6 +183,7 @@ int proc_symbolizer_refresh(struct proc_symbolizer *ps)
 		return err;
 	}
 	proc_symbolizer_load_files(ps);
+	put_gone(ps);
 	return 1;
 }
 
@@ -347,7 +360,8 @@ void proc_symbolizer_free(struct proc_symbolizer *ps)
 {
 	if (!ps)
 		return;
-	put_binaries(ps);
+	put_all(ps->cache, ps->binaries, ps->maps->count);
+	put_gone(ps);
 	proc_maps_free(ps->maps);
 	addr_cache_release(&ps->answers);
 	free(ps);

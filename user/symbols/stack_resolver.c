@@ -279,7 +279,7 @@ size_t stack_resolver_resolve(struct stack_resolver *r, const struct user_names 
 			memcpy(out + n, out + m->start, m->count * sizeof(*out));
 			n += m->count;
 			count_outcome(&r->stats, m->outcome);
-			last_unknown = false; /* unknown frames are not memoized */
+			last_unknown = false; /* unnamed native frames are not memoized */
 			continue;
 		}
 		if (user[i] & SP_USTACK_METHOD_TAG)
