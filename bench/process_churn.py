@@ -29,54 +29,20 @@ import tempfile
 import threading
 import time
 
-from node_cost import proc_cpu_s, vm_rss_kib
+from node_cost import proc_cpu_s, vm_rss_kib  # puts tests/integration on the path
+from big_symbols import many_symbols_program
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROG = os.path.join(ROOT, "build", "progs", "hot_functions")
 
 
-SPIN = r"""
-#include <stdlib.h>
-#include <time.h>
-
-__attribute__((noinline)) long spin_until(double seconds)
-{
-	struct timespec a, b;
-	long n = 0;
-
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	do {
-		for (int i = 0; i < 10000; i++)
-			n += i ^ (n >> 3);
-		clock_gettime(CLOCK_MONOTONIC, &b);
-	} while ((b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9 < seconds);
-	return n;
-}
-
-int main(int argc, char **argv)
-{
-	return spin_until(atof(argv[1])) == 42;
-}
-"""
-
-
 def distinct_programs(folder, count, symbols):
     """count copies of a program with symbols one-byte functions and no
     build-id: each its own ELF table.  Returns their paths."""
-    with open(os.path.join(folder, "spin.c"), "w") as f:
-        f.write(SPIN)
-    with open(os.path.join(folder, "syms.s"), "w") as f:
-        f.write('\t.section .note.GNU-stack,"",@progbits\n\t.text\n')
-        for i in range(symbols):
-            f.write(f"\t.globl f_{i:06d}\n\t.type f_{i:06d},@function\n"
-                    f"f_{i:06d}:\n\tret\n\t.size f_{i:06d},1\n")
-    first = os.path.join(folder, "bigsyms-0")
-    subprocess.run(["gcc", "-O1", "-fno-omit-frame-pointer", "-Wl,--build-id=none", "-o", first,
-                    os.path.join(folder, "spin.c"), os.path.join(folder, "syms.s")], check=True)
-    paths = [first]
+    paths = [many_symbols_program(folder, "bigsyms-0", symbols)]
     for i in range(1, count):
         paths.append(os.path.join(folder, f"bigsyms-{i}"))
-        shutil.copy(first, paths[-1])
+        shutil.copy(paths[0], paths[-1])
     return paths
 
 
