@@ -978,7 +978,10 @@ def report(mode, m, res):
                                            if k not in ("rss_kib", "outputs", "parked_outputs",
                                                         "stack_epochs", "archived_stages",
                                                         "stack_epochs_ms", "longest_stack_epoch_ms",
-                                                        "spill_file_bytes"))
+                                                        "spill_file_bytes", "symbol_files",
+                                                        "symbol_files_dropped"))
+                  + (f"; ELF files held {mem['symbol_files']}, dropped "
+                     f"{mem['symbol_files_dropped']}" if "symbol_files" in mem else "")
                   + f"; RSS {mem['rss_kib'] / 1024:.0f} MiB; {mem['outputs']} outputs, "
                   f"{mem['parked_outputs']} parked; "
                   f"{mem.get('archived_stages', 0):,} stages' counters archived; "
