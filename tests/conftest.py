@@ -94,9 +94,11 @@ def no_helper_files_left(request):
     yield
     for path in helper_files() - before:
         pid = os.path.basename(path).split("-", 1)[1].split(".", 1)[0]
+        if not pid.isdigit():
+            continue
         try:
             os.kill(int(pid), 0)
-        except (ValueError, ProcessLookupError):
+        except ProcessLookupError:
             try:
                 os.unlink(path)
             except FileNotFoundError:
