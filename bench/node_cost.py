@@ -260,9 +260,14 @@ def wait_line(proc, pattern, timeout=60):
     return None
 
 
-def drain(stream):
-    threading.Thread(target=lambda: [None for _ in iter(stream.readline, "")],
-                     daemon=True).start()
+def drain(stream, sink=None):
+    """Reads stream to its end in a thread, into sink (a file) if given."""
+    def run():
+        for line in iter(stream.readline, ""):
+            if sink:
+                sink.write(line)
+                sink.flush()
+    threading.Thread(target=run, daemon=True).start()
 
 
 # ------------------------------------------------- 1 + 2: per sample, sweep
@@ -458,14 +463,15 @@ def start_churn(work, seconds, helper_opts=""):
     return jvm
 
 
-def start_wall_recording(out, target=("-a",), options=()):
+def start_wall_recording(out, target=("-a",), options=(), stderr_to=None):
     """`sparkprof record -a --wall -o out` (or another target, more
-    options), attached; (process, start time)."""
+    options), attached, its standard error copied to the file stderr_to;
+    (process, start time)."""
     proc = spawn_waited([SPARKPROF, "record", *target, "--wall", *options, "-o", out],
                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     t0 = time.monotonic()
     wait_line(proc, r"recording into")
-    drain(proc.stderr)
+    drain(proc.stderr, open(stderr_to, "w") if stderr_to else None)
     return proc, t0
 
 
@@ -761,7 +767,8 @@ def bench_soak(cfg, work):
     try:
         app_id = json.loads(driver.stdout.readline())["ready"]
         with LoadMonitor() as lm:
-            sp, t0 = start_wall_recording(out, options=cfg.get("soak_options", ()))
+            sp, t0 = start_wall_recording(out, options=cfg.get("soak_options", ()),
+                                          stderr_to=cfg.get("soak_log"))
             open(go, "w").close()
             while time.monotonic() - t0 < seconds:
                 rss = vm_rss_kib(sp.pid)
@@ -1038,6 +1045,9 @@ def main():
     ap.add_argument("--soak-seconds", type=int, help="length of the soak part (default 3600)")
     ap.add_argument("--soak-options", default="",
                     help="more recorder options in the soak, e.g. '--ring-buffer 8'")
+    ap.add_argument("--soak-log", metavar="FILE",
+                    help="soak: copy the recorder's standard error (with -v in "
+                         "--soak-options, its memory every minute) to FILE")
     ap.add_argument("--spark-reps", type=int,
                     help="repetitions of each Spark configuration (default 2, --full 5)")
     ap.add_argument("--helper-opts", default="",
@@ -1067,6 +1077,8 @@ def main():
         cfg = dict(cfg, soak_seconds=args.soak_seconds)
     if args.soak_options:
         cfg = dict(cfg, soak_options=args.soak_options.split())
+    if args.soak_log:
+        cfg = dict(cfg, soak_log=os.path.abspath(args.soak_log))
     cfg = dict(cfg, helper_opts=args.helper_opts, profile_stop=args.profile_stop)
     if args.spark_reps:
         cfg = dict(cfg, spark_reps=args.spark_reps)
