@@ -330,7 +330,8 @@ static void sort_lines(char *text, long len)
 
 /* Files of every output that read the same in run a and run b: folded
  * files line for line (lines come in the order stacks were first seen,
- * which an epoch can change), pages by their length (the same nodes). */
+ * which an epoch can change, or in a saved tree's order), pages byte for
+ * byte. */
 static int same_files(const char *a, const char *b, const char *const *names, int nnames)
 {
 	static const char *const suffixes[] = { ".folded", ".wall.folded", ".offcpu.folded",
@@ -340,7 +341,6 @@ static int same_files(const char *a, const char *b, const char *const *names, in
 
 	for (int i = 0; i < nnames; i++)
 		for (size_t k = 0; k < sizeof(suffixes) / sizeof(suffixes[0]); k++) {
-			bool page = strstr(suffixes[k], ".html");
 			long la, lb;
 			char *ta, *tb;
 
@@ -348,11 +348,11 @@ static int same_files(const char *a, const char *b, const char *const *names, in
 			snprintf(pb, sizeof(pb), "%s/%s%s", b, names[i], suffixes[k]);
 			ta = slurp(pa, &la);
 			tb = slurp(pb, &lb);
-			if (ta && tb && !page) {
+			if (ta && tb && !strstr(suffixes[k], ".html")) {
 				sort_lines(ta, la);
 				sort_lines(tb, lb);
 			}
-			if (ta && tb && la > 0 && la == lb && (page || !memcmp(ta, tb, (size_t)la)))
+			if (ta && tb && la > 0 && la == lb && !memcmp(ta, tb, (size_t)la))
 				same++;
 			else
 				printf("# %s and %s differ\n", pa, pb);
@@ -368,7 +368,7 @@ static int same_files(const char *a, const char *b, const char *const *names, in
  * samples bring new stacks all along (a leaf per 5 s, a thread per
  * 2 s), a stage runs early, parks, and comes back late, another stage
  * runs between epochs, and off-CPU time fills the wall and off-CPU
- * files. */
+ * files, with 333 rare stacks too narrow for the pages. */
 static void test_epochs(void)
 {
 	static const char *const names[] = { "all", "stage-1", "stage-2" };
@@ -380,8 +380,9 @@ static void test_epochs(void)
 	};
 	struct output_memory ma, mb;
 	struct profile_outputs *outs[2];
-	static char leaves[24][16]; /* frame names live as long as the recording */
-	char thread[32];
+	static char leaves[24][16], rare[400][16]; /* frame names live as long as the recording */
+	char thread[32], *page;
+	long page_len;
 
 	CHECK(mkdtemp(da) && mkdtemp(db), "two folders");
 	settings.dir = da;
@@ -391,6 +392,8 @@ static void test_epochs(void)
 	outs[1] = profile_outputs_new(&settings);
 	for (int i = 0; i < 24; i++)
 		snprintf(leaves[i], sizeof(leaves[i]), "Leaf%d.run", i);
+	for (int i = 0; i < 400; i++)
+		snprintf(rare[i], sizeof(rare[i]), "Rare%d.run", i);
 	for (uint64_t t = NS; t < 50 * NS; t += NS / 20) {
 		uint64_t i = t / (NS / 20);
 		const char *leaf = leaves[i % 7 + t / (5 * NS)];
@@ -418,11 +421,17 @@ static void test_epochs(void)
 				continue;
 			s.kind = SAMPLE_OFF_CPU;
 			s.thread_state = i % 2 ? SP_STATE_SLEEPING : SP_STATE_UNINTERRUPTIBLE;
-			s.off_cpu_ns = 1000000 + i * 7919;
+			s.off_cpu_ns = 100000000 + i * 791900;
 			failed_adds += profile_output_add(outs[r], out(outs[r], "all"), &s) != 0;
 			if (stage)
 				failed_adds +=
 					profile_output_add(outs[r], out(outs[r], stage), &s) != 0;
+			/* 1 ms in each: about 0.002% of the pages' width */
+			s.off_cpu_ns = 1000000;
+			s.frames = (const struct frame[]){ { rare[(i / 3) % 400], FRAME_JIT },
+							   { "main", FRAME_NATIVE } };
+			s.nframes = 2;
+			failed_adds += profile_output_add(outs[r], out(outs[r], "all"), &s) != 0;
 		}
 	}
 	profile_outputs_memory(outs[0], &ma);
@@ -437,7 +446,13 @@ static void test_epochs(void)
 	CHECK(profile_outputs_write(outs[0]) == 0 && profile_outputs_write(outs[1]) == 0,
 	      "both written");
 	CHECK(same_files(da, db, names, 3) == 18,
-	      "every folded file has the same lines, and every page the same length");
+	      "every folded file has the same lines, and every page the same bytes");
+	snprintf(jfr_a, sizeof(jfr_a), "%s/all.offcpu.html", db);
+	page = slurp(jfr_a, &page_len);
+	CHECK(page && strstr(page, "\"shown_nodes\":") && strstr(page, "\"all_nodes\":") &&
+	      atol(strstr(page, "\"shown_nodes\":") + 14) + 300 < atol(strstr(page, "\"all_nodes\":") + 12),
+	      "the rare stacks were left out of the page, and it says how many");
+	free(page);
 	snprintf(jfr_a, sizeof(jfr_a), "%s/all.jfr", da);
 	snprintf(jfr_b, sizeof(jfr_b), "%s/all.jfr", db);
 	CHECK(count_chunks(jfr_a) == 1 && count_chunks(jfr_b) > 40,

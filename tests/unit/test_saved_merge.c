@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "output/flame_page.h"
+#include "output/flame_tree.h"
 #include "output/folded.h"
 #include "tap.h"
 
@@ -141,6 +143,127 @@ static char *sorted_lines(const char *path)
 	return out;
 }
 
+/* A flame graph tree from a text tree, as a recording's pages are built:
+ * every node; at[] maps text tree nodes to flame nodes. */
+struct full_page {
+	struct flame_tree *flame;
+	uint32_t *at;
+};
+
+static int full_node(uint32_t node, uint32_t parent, const char *text, size_t len, int type,
+		     uint64_t self, void *ctx)
+{
+	struct full_page *fp = ctx;
+	int err = flame_tree_child(fp->flame, fp->at[parent], text, len, type, &fp->at[node]);
+
+	return err || !self ? err : flame_tree_add_self(fp->flame, fp->at[node], self, 0);
+}
+
+/* The same from a saved tree as it streams, without the nodes the page
+ * leaves out: at[d] is the flame node at level d. */
+struct streamed_page {
+	struct flame_tree *flame;
+	uint32_t at[64];
+};
+
+static int streamed_node(uint32_t depth, const char *text, size_t len, int type, uint64_t self,
+			 uint64_t total, void *ctx)
+{
+	struct streamed_page *sp = ctx;
+	int err = depth < 64 ? flame_tree_child(sp->flame, sp->at[depth - 1], text, len, type,
+						 &sp->at[depth])
+			     : -E2BIG;
+
+	return err ? err : flame_tree_add_counts(sp->flame, sp->at[depth], self, total, 0);
+}
+
+static int write_page(const struct flame_tree *flame, const char *path)
+{
+	struct flame_page_options po = { .title = "merged", .mode = FLAME_PAGE_CPU,
+					 .min_width_pct = FLAME_MIN_WIDTH_DEFAULT };
+
+	return flame_page_write(flame, &po, path);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *text = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	if (!f)
+		return NULL;
+	n = getdelim(&text, &cap, '\0', f);
+	fclose(f);
+	*len = n > 0 ? (size_t)n : 0;
+	return text;
+}
+
+/* The folded file and the page a stop writes from a saved tree as it
+ * streams are those written from the tree built in memory, and writing
+ * them holds the tree's texts, not its nodes. */
+static void check_streamed(struct spill_file *spill, const struct spill_ref *merged,
+			   const char *dir, const char *both_folded)
+{
+	char pf[PATH_MAX], pa[PATH_MAX], pb[PATH_MAX], *got, *want, *page_a = NULL, *page_b = NULL;
+	struct folded_tree *t = folded_tree_new();
+	struct full_page fp = { flame_tree_new(), NULL };
+	struct streamed_page sp = { flame_tree_new(), { 0 } };
+	size_t before, full_peak, nfull = 0, nstreamed = 0, la = 0, lb = 0;
+	uint64_t total = 0, counted = 0;
+	const uint64_t unit = 3;    /* counts are rounded to the nearest 3 */
+
+	snprintf(pf, sizeof(pf), "%s/streamed.folded", dir);
+	before = live_bytes;
+	peak_bytes = live_bytes;
+	CHECK(folded_saved_write(spill, merged, pf, 1) == 0, "the merge written as it streams");
+	CHECK(peak_bytes - before < (4u << 20), "holding at most %zu KiB of heap at once",
+	      (peak_bytes - before) >> 10);
+	got = sorted_lines(pf);
+	want = sorted_lines(both_folded);
+	CHECK(got && want && !strcmp(got, want), "the same lines as the tree built in memory");
+	free(got);
+	free(want);
+
+	before = live_bytes;
+	peak_bytes = live_bytes;
+	CHECK(t && fp.flame && folded_tree_add_spilled(t, spill, merged) == 0 &&
+	      (fp.at = calloc(folded_tree_node_count(t), sizeof(*fp.at))) &&
+	      folded_tree_foreach(t, unit, full_node, &fp) == 0,
+	      "a page's tree built from the tree in memory");
+	full_peak = peak_bytes - before;
+	folded_tree_free(t);
+	free(fp.at);
+	before = live_bytes;
+	peak_bytes = live_bytes;
+	CHECK(sp.flame && folded_saved_total(spill, merged, unit, &total) == 0 &&
+	      flame_tree_add_counts(sp.flame, 0, 0, total, 0) == 0 &&
+	      folded_saved_foreach(spill, merged, unit,
+				   flame_page_min_width(total, FLAME_MIN_WIDTH_DEFAULT),
+				   streamed_node, &sp, &counted) == 0,
+	      "and as the saved tree streams");
+	flame_tree_nodes(fp.flame, &nfull);
+	flame_tree_nodes(sp.flame, &nstreamed);
+	flame_tree_add_left_out(sp.flame, counted + 1 - nstreamed);
+	CHECK(nstreamed * 20 < nfull && peak_bytes - before < full_peak / 8,
+	      "only the nodes a page shows: %zu of %zu, %zu KiB of heap at most, not %zu KiB",
+	      nstreamed, nfull, (peak_bytes - before) >> 10, full_peak >> 10);
+	snprintf(pa, sizeof(pa), "%s/full.html", dir);
+	snprintf(pb, sizeof(pb), "%s/streamed.html", dir);
+	CHECK(write_page(fp.flame, pa) == 0 && write_page(sp.flame, pb) == 0 &&
+	      (page_a = slurp(pa, &la)) && (page_b = slurp(pb, &lb)) && la == lb &&
+	      !memcmp(page_a, page_b, la),
+	      "the two pages are the same, byte for byte (%zu bytes)", la);
+	free(page_a);
+	free(page_b);
+	flame_tree_free(fp.flame);
+	flame_tree_free(sp.flame);
+	unlink(pf);
+	unlink(pa);
+	unlink(pb);
+}
+
 /* The canonical bytes of the tree made from saved trees at refs. */
 static int tree_bytes(struct spill_file *spill, const struct spill_ref *refs, int n,
 		      void **data, size_t *len)
@@ -194,7 +317,32 @@ static size_t hand_tree(uint8_t *buf, const char *const *texts, int ntexts,
 	return at + (size_t)nnodes * sizeof(*nodes);
 }
 
-static void check_refused(struct spill_file *spill, const struct spill_ref *good)
+static int count_node(uint32_t depth, const char *text, size_t len, int type, uint64_t self,
+		      uint64_t total, void *ctx)
+{
+	(void)depth, (void)text, (void)len, (void)type, (void)self, (void)total;
+	++*(int *)ctx;
+	return 0;
+}
+
+/* What a stop writes from a saved tree that breaks the format: -EINVAL,
+ * and no file, not even a temporary one. */
+static void check_streams_refused(struct spill_file *spill, const struct spill_ref *bad,
+				  const char *dir, const char *what)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	uint64_t total;
+	int visited = 0;
+
+	snprintf(path, sizeof(path), "%s/bad.folded", dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	CHECK(folded_saved_write(spill, bad, path, 1) == -EINVAL && access(path, F_OK) &&
+	      access(tmp, F_OK) && folded_saved_total(spill, bad, 1, &total) == -EINVAL &&
+	      folded_saved_foreach(spill, bad, 1, 1, count_node, &visited, NULL) == -EINVAL,
+	      "%s: written, totalled and visited as streams: -EINVAL, no file left", what);
+}
+
+static void check_refused(struct spill_file *spill, const struct spill_ref *good, const char *dir)
 {
 	static const char *const ab[] = { "a", "b" }, *const ba[] = { "b", "a" };
 	const struct hand_node fine[] = { { 1, 0, 5 }, { 2, 1, 3 }, { 1, 1, 2 } };
@@ -214,6 +362,7 @@ static void check_refused(struct spill_file *spill, const struct spill_ref *good
 	ref = put_bytes(spill, buf, len);
 	CHECK(folded_saved_merge(spill, good, &ref, &out) == -EINVAL && out.offset == 7,
 	      "siblings out of order: -EINVAL, nothing saved");
+	check_streams_refused(spill, &ref, dir, "siblings out of order");
 	len = hand_tree(buf, ba, 2, fine, 3);
 	ref = put_bytes(spill, buf, len);
 	CHECK(folded_saved_merge(spill, &ref, good, &out) == -EINVAL, "texts out of order: -EINVAL");
@@ -227,6 +376,7 @@ static void check_refused(struct spill_file *spill, const struct spill_ref *good
 	len = hand_tree(buf, ab, 2, fine, 3);
 	ref = put_bytes(spill, buf, len - 3);
 	CHECK(folded_saved_merge(spill, good, &ref, &out) == -EINVAL, "a tree cut short: -EINVAL");
+	check_streams_refused(spill, &ref, dir, "cut short");
 	buf[0] ^= 1;
 	ref = put_bytes(spill, buf, len);
 	CHECK(folded_saved_merge(spill, &ref, good, &out) == -EINVAL && out.offset == 7,
@@ -306,6 +456,7 @@ int main(void)
 	      "the same lines, counts summed (%zu bytes)", want ? strlen(want) : 0);
 	free(got);
 	free(want);
+	check_streamed(spill, &merged, dir, pb);
 
 	t = folded_tree_build(none);
 	CHECK(t && folded_tree_save_spill(t, spill, &empty) == 0, "an empty tree saved");
@@ -315,7 +466,7 @@ int main(void)
 	      spill_file_get(spill, &again, &m_bytes) == 0 && again.bytes == refs[0].bytes &&
 	      !memcmp(a_bytes, m_bytes, again.bytes),
 	      "a tree merged with an empty one is itself, to the byte");
-	check_refused(spill, &refs[0]);
+	check_refused(spill, &refs[0], dir);
 
 	free(expect);
 	free(have);

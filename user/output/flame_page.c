@@ -45,7 +45,7 @@ struct visit {
 	uint32_t depth;
 };
 
-static uint64_t threshold(uint64_t total, double pct)
+uint64_t flame_page_min_width(uint64_t total, double pct)
 {
 	double t = ceil((double)total * pct / 100.0);
 
@@ -57,8 +57,8 @@ static int write_nodes(FILE *out, const struct flame_tree *t, const struct flame
 	size_t nnodes, nnames = flame_tree_name_count(t), nstack = 0, cap = 1024, used = 0;
 	const struct flame_node *nodes = flame_tree_nodes(t, &nnodes);
 	bool diff = o->mode == FLAME_PAGE_DIFF;
-	uint64_t th0 = threshold(nodes[0].total[0], o->min_width_pct);
-	uint64_t th1 = threshold(nodes[0].total[1], o->min_width_pct);
+	uint64_t th0 = flame_page_min_width(nodes[0].total[0], o->min_width_pct);
+	uint64_t th1 = flame_page_min_width(nodes[0].total[1], o->min_width_pct);
 	uint32_t *name_map = malloc((nnames + 1) * sizeof(*name_map));
 	uint32_t *kids = malloc(nnodes * sizeof(*kids));
 	struct visit *stack = malloc(cap * sizeof(*stack));
@@ -124,8 +124,8 @@ static int write_nodes(FILE *out, const struct flame_tree *t, const struct flame
 			fputc(',', out);
 		json_write_escaped_script(out, flame_tree_name(t, kids[i]));
 	}
-	fprintf(out, "],\n\"shown_nodes\":%llu,\"all_nodes\":%zu", (unsigned long long)emitted,
-		nnodes);
+	fprintf(out, "],\n\"shown_nodes\":%llu,\"all_nodes\":%llu", (unsigned long long)emitted,
+		(unsigned long long)(nnodes + flame_tree_left_out(t)));
 out:
 	free(name_map);
 	free(kids);

@@ -22,6 +22,7 @@ struct flame_tree {
 	struct string_pool *pool;
 	const char **names;
 	size_t nnames, names_cap;
+	uint64_t left_out;       /* nodes never added (flame_tree_add_left_out) */
 };
 
 static bool is_java_ident(char c)
@@ -244,6 +245,28 @@ int flame_tree_add_self(struct flame_tree *t, uint32_t node, uint64_t count, int
 		if ((err = add_count(&t->nodes[node].total[column], count)) || !node)
 			return err;
 	}
+}
+
+int flame_tree_add_counts(struct flame_tree *t, uint32_t node, uint64_t self, uint64_t total,
+			  int column)
+{
+	struct flame_node *nd = &t->nodes[node];
+	int err;
+
+	column = column ? 1 : 0;
+	if ((err = add_count(&nd->self[column], self)))
+		return err;
+	return add_count(&nd->total[column], total);
+}
+
+void flame_tree_add_left_out(struct flame_tree *t, uint64_t nodes)
+{
+	t->left_out += nodes;
+}
+
+uint64_t flame_tree_left_out(const struct flame_tree *t)
+{
+	return t->left_out;
 }
 
 int flame_tree_add_stack(struct flame_tree *t, const char *stack, size_t len, uint64_t count,

@@ -57,6 +57,17 @@ int flame_tree_child(struct flame_tree *t, uint32_t parent, const char *text, si
  * callers.  0 or -EOVERFLOW. */
 int flame_tree_add_self(struct flame_tree *t, uint32_t node, uint64_t count, int column);
 
+/* Adds to node's own count and its total in column, and to nothing else:
+ * for a tree whose totals are known already (a saved tree read without
+ * the nodes a page leaves out).  0 or -EOVERFLOW. */
+int flame_tree_add_counts(struct flame_tree *t, uint32_t node, uint64_t self, uint64_t total,
+			  int column);
+
+/* Nodes left out of t while it was built (a page's narrow ones, from a
+ * saved tree): its page counts them among all the nodes there were. */
+void flame_tree_add_left_out(struct flame_tree *t, uint64_t nodes);
+uint64_t flame_tree_left_out(const struct flame_tree *t);
+
 /* Adds count to column of one stack text "root;...;leaf" (no count).
  * 0, -E2BIG (too deep, or too many nodes) or -ENOMEM. */
 int flame_tree_add_stack(struct flame_tree *t, const char *stack, size_t len, uint64_t count,

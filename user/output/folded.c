@@ -1299,6 +1299,12 @@ static int likeliest_type(uint32_t types)
 	return -1;
 }
 
+/* self / unit, rounded to nearest (half up), without overflow. */
+static uint64_t in_units(uint64_t self, uint64_t unit)
+{
+	return self / unit + (self % unit >= unit - unit / 2);
+}
+
 int folded_tree_foreach(const struct folded_tree *t, uint64_t unit,
 			int (*fn)(uint32_t node, uint32_t parent, const char *text, size_t len,
 				  int type, uint64_t self, void *ctx),
@@ -1318,7 +1324,7 @@ int folded_tree_foreach(const struct folded_tree *t, uint64_t unit,
 		unit = 1;
 	/* Subtrees whose counts all round to zero are left out. */
 	for (size_t i = t->nnodes; i-- > 1;) {
-		if ((t->nodes[i].self + unit / 2) / unit)
+		if (in_units(t->nodes[i].self, unit))
 			live[i] = 1;
 		if (live[i])
 			live[t->nodes[i].parent] = 1;
@@ -1335,7 +1341,7 @@ int folded_tree_foreach(const struct folded_tree *t, uint64_t unit,
 		if (!live[id])
 			continue;
 		ret = fn(id, nd->parent, ti->s, ti->len, likeliest_type(ti->types),
-			 (nd->self + unit / 2) / unit, ctx);
+			 in_units(nd->self, unit), ctx);
 		for (uint32_t c = nd->first_child; c; c = t->nodes[c].next_sibling)
 			todo[ntodo++] = c;
 	}
@@ -1347,24 +1353,22 @@ int folded_tree_foreach(const struct folded_tree *t, uint64_t unit,
 struct line_writer {
 	FILE *file;
 	char *line;
-	uint32_t *end;          /* per node: the line's length up to it */
+	uint32_t *end;          /* per node (a saved tree's: per level): the line's length up to it */
+	size_t end_cap;
 };
 
 /* Lines share their callers' text: each node's text is copied once, after
- * its caller's, and a line is written where a count ends. */
-static int write_line(uint32_t node, uint32_t parent, const char *text, size_t len, int type,
-		      uint64_t self, void *ctx)
+ * its caller's line (at bytes; caller false under the root), its length
+ * kept in end[slot], and a line is written where a count ends. */
+static int put_line(struct line_writer *w, bool caller, size_t at, uint32_t slot,
+		    const char *text, size_t len, uint64_t self)
 {
-	struct line_writer *w = ctx;
-	size_t at = w->end[parent];
-
-	(void)type;
-	if (parent && at < FOLDED_LINE_MAX)
+	if (caller && at < FOLDED_LINE_MAX)
 		w->line[at++] = ';';
 	if (len > FOLDED_LINE_MAX - at) /* absurdly deep: keep the sample, cut the line */
 		len = FOLDED_LINE_MAX - at;
 	memcpy(w->line + at, text, len);
-	w->end[node] = (uint32_t)(at + len);
+	w->end[slot] = (uint32_t)(at + len);
 	if (!self)
 		return 0;
 	if (fwrite(w->line, 1, at + len, w->file) != at + len ||
@@ -1373,9 +1377,19 @@ static int write_line(uint32_t node, uint32_t parent, const char *text, size_t l
 	return 0;
 }
 
+static int write_line(uint32_t node, uint32_t parent, const char *text, size_t len, int type,
+		      uint64_t self, void *ctx)
+{
+	struct line_writer *w = ctx;
+
+	(void)type;
+	return put_line(w, parent != 0, parent ? w->end[parent] : 0, node, text, len, self);
+}
+
 int folded_tree_write(const struct folded_tree *t, const char *path, uint64_t unit)
 {
-	struct line_writer w = { NULL, malloc(FOLDED_LINE_MAX), calloc(t->nnodes, sizeof(*w.end)) };
+	struct line_writer w = { .line = malloc(FOLDED_LINE_MAX),
+				 .end = calloc(t->nnodes, sizeof(*w.end)) };
 	struct atomic_file af;
 	int err;
 
@@ -1409,4 +1423,236 @@ int folded_profile_write_scaled(const struct folded_profile *p, const char *path
 	err = folded_tree_write(t, path, unit);
 	folded_tree_free(t);
 	return err;
+}
+
+/* ------------------------------------------------------------------------
+ * Saved trees read as streams, for what a stop writes from them: the
+ * texts are held (by id), the nodes never. */
+
+struct text_table {
+	struct text_info *texts;
+	size_t n, cap;
+	struct string_pool *pool;
+};
+
+static void text_table_free(struct text_table *tt)
+{
+	free(tt->texts);
+	string_pool_free(tt->pool);
+}
+
+/* Opens the saved tree at ref and reads its texts: into tt when it is not
+ * NULL, else past them.  ns is then at the first node's place.  0 or
+ * -errno; the caller frees r.buf, ns->last and tt. */
+static int open_nodes(struct spill_file *spill, const struct spill_ref *ref,
+		      struct saved_reader *r, struct node_stream *ns, struct text_table *tt)
+{
+	struct text_stream ts = { .r = r };
+	int err;
+
+	*ns = (struct node_stream){ .r = r };
+	if ((err = reader_open(r, spill, NULL, 0, ref)))
+		return err;
+	if (tt && !(tt->pool = string_pool_new()))
+		return -ENOMEM;
+	while (!(err = next_text(&ts)) && !ts.done) {
+		const char *s = tt ? string_pool_intern(tt->pool, ts.text, ts.len) : NULL;
+
+		if (!tt)
+			continue;
+		if (!s || grow_array((void **)&tt->texts, &tt->cap, tt->n + 1, sizeof(*tt->texts))) {
+			err = -ENOMEM;
+			break;
+		}
+		tt->texts[tt->n++] = (struct text_info){ s, ts.len, ts.types };
+	}
+	ns->ntexts = ts.count;
+	text_stream_free(&ts);
+	return err;
+}
+
+/* The first node, unless failed: a stream that did not open is not read. */
+static void next_node_if(struct node_stream *ns, int failed)
+{
+	if (!failed)
+		next_node(ns);
+}
+
+static void close_nodes(struct saved_reader *r, struct node_stream *ns, struct text_table *tt)
+{
+	free(r->buf);
+	free(ns->last);
+	if (tt)
+		text_table_free(tt);
+}
+
+int folded_saved_total(struct spill_file *spill, const struct spill_ref *ref, uint64_t unit,
+		       uint64_t *total)
+{
+	struct saved_reader r;
+	struct node_stream ns;
+	int err = open_nodes(spill, ref, &r, &ns, NULL);
+
+	*total = 0;
+	if (!unit)
+		unit = 1;
+	for (next_node_if(&ns, err); !err && ns.has; next_node(&ns))
+		*total += in_units(ns.node.self, unit);
+	if (!err)
+		err = ns.err;
+	close_nodes(&r, &ns, NULL);
+	return err;
+}
+
+/* A subtree while the nodes stream: its node's number in the stream and
+ * its count (so far, while it is open). */
+struct subtree {
+	uint64_t node, total;
+};
+
+static int by_number(const void *a, const void *b)
+{
+	uint64_t x = ((const struct subtree *)a)->node, y = ((const struct subtree *)b)->node;
+
+	return (x > y) - (x < y);
+}
+
+/* The nodes kept while the nodes stream, and how many count at all. */
+struct kept_nodes {
+	struct subtree *node;
+	size_t n, cap;
+	uint64_t counted;
+};
+
+/* Closes the open subtrees at level d and below (open[1..*depth]): those
+ * that count min_total or more are kept, each count goes to its caller's. */
+static int close_subtrees(struct subtree *open, uint32_t *depth, uint32_t d, uint64_t min_total,
+			  struct kept_nodes *kept)
+{
+	for (; *depth >= d && *depth; --*depth) {
+		const struct subtree *o = &open[*depth];
+
+		kept->counted += o->total > 0;
+		if (o->total >= min_total) {
+			if (grow_array((void **)&kept->node, &kept->cap, kept->n + 1,
+				       sizeof(*kept->node)))
+				return -ENOMEM;
+			kept->node[kept->n++] = *o;
+		}
+		open[*depth - 1].total += o->total;
+	}
+	return 0;
+}
+
+/* The nodes whose subtree counts at least min_total, with those counts,
+ * by their number in stream order: a first read of the nodes. */
+static int find_kept(struct spill_file *spill, const struct spill_ref *ref, uint64_t unit,
+		     uint64_t min_total, struct kept_nodes *kept)
+{
+	struct saved_reader r;
+	struct node_stream ns;
+	struct subtree *open = NULL;
+	size_t open_cap = 0;
+	uint32_t depth = 0;
+	uint64_t number = 0;
+	int err = open_nodes(spill, ref, &r, &ns, NULL);
+
+	*kept = (struct kept_nodes){ 0 };
+	for (next_node_if(&ns, err); !err && ns.has; next_node(&ns), number++) {
+		uint32_t d = ns.node.depth;
+
+		if ((err = close_subtrees(open, &depth, d, min_total, kept)) ||
+		    (err = grow_array((void **)&open, &open_cap, (size_t)d + 1, sizeof(*open))))
+			break;
+		if (d == 1)
+			open[0] = (struct subtree){ 0, 0 };
+		open[d] = (struct subtree){ number, in_units(ns.node.self, unit) };
+		depth = d;
+	}
+	if (!err)
+		err = ns.err;
+	if (!err && depth)
+		err = close_subtrees(open, &depth, 1, min_total, kept);
+	close_nodes(&r, &ns, NULL);
+	free(open);
+	if (!err)
+		qsort(kept->node, kept->n, sizeof(*kept->node), by_number);
+	return err;
+}
+
+int folded_saved_foreach(struct spill_file *spill, const struct spill_ref *ref, uint64_t unit,
+			 uint64_t min_total,
+			 int (*fn)(uint32_t depth, const char *text, size_t len, int type,
+				   uint64_t self, uint64_t total, void *ctx),
+			 void *ctx, uint64_t *counted)
+{
+	struct saved_reader r = { 0 };
+	struct node_stream ns = { 0 };
+	struct text_table tt = { 0 };
+	struct kept_nodes kept;
+	uint64_t number = 0;
+	size_t k = 0;
+	int err;
+
+	if (!unit)
+		unit = 1;
+	if (!min_total)
+		min_total = 1;
+	err = find_kept(spill, ref, unit, min_total, &kept);
+	if (!err)
+		err = open_nodes(spill, ref, &r, &ns, &tt);
+	for (next_node_if(&ns, err); !err && ns.has && k < kept.n; next_node(&ns), number++) {
+		const struct text_info *ti = &tt.texts[ns.node.text];
+
+		if (kept.node[k].node != number)
+			continue;
+		err = fn(ns.node.depth, ti->s, ti->len, likeliest_type(ti->types),
+			 in_units(ns.node.self, unit), kept.node[k++].total, ctx);
+	}
+	if (!err && k < kept.n)
+		err = ns.err ? ns.err : -EINVAL;   /* the tree changed between the reads */
+	if (counted)
+		*counted = kept.counted;
+	close_nodes(&r, &ns, &tt);
+	free(kept.node);
+	return err;
+}
+
+int folded_saved_write(struct spill_file *spill, const struct spill_ref *ref, const char *path,
+		       uint64_t unit)
+{
+	struct line_writer w = { .line = malloc(FOLDED_LINE_MAX) };
+	struct saved_reader r = { 0 };
+	struct node_stream ns = { 0 };
+	struct text_table tt = { 0 };
+	struct atomic_file af;
+	int read_err = w.line ? open_nodes(spill, ref, &r, &ns, &tt) : -ENOMEM, err = 0;
+
+	if (!unit)
+		unit = 1;
+	if (!read_err && !(w.file = atomic_file_open(&af, path)))
+		err = -errno;
+	for (next_node_if(&ns, read_err || !w.file); w.file && !err && !read_err && ns.has;
+	     next_node(&ns)) {
+		uint32_t d = ns.node.depth;
+		const struct text_info *ti = &tt.texts[ns.node.text];
+
+		if (grow_array((void **)&w.end, &w.end_cap, (size_t)d + 1, sizeof(*w.end)))
+			read_err = -ENOMEM;
+		else
+			err = put_line(&w, d > 1, d > 1 ? w.end[d - 1] : 0, d, ti->s, ti->len,
+				       in_units(ns.node.self, unit));
+	}
+	if (!read_err && !err)
+		read_err = ns.err;
+	if (read_err == -ENOMEM)
+		sp_err("write %s: %s", path, strerror(ENOMEM));
+	if (w.file && read_err)
+		atomic_file_abandon(&af);
+	else if (w.file)
+		err = atomic_file_commit(&af, err);
+	close_nodes(&r, &ns, &tt);
+	free(w.line);
+	free(w.end);
+	return read_err ? read_err : err;
 }

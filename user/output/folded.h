@@ -103,6 +103,34 @@ int folded_tree_add_spilled(struct folded_tree *tree, struct spill_file *spill,
 int folded_saved_merge(struct spill_file *spill, const struct spill_ref *a,
 		       const struct spill_ref *b, struct spill_ref *out);
 
+/* A saved tree written without building it, as a stop writes a long
+ * recording's outputs: memory holds its texts, not its nodes.  All three
+ * read it from spill as a stream and give 0, -EINVAL (not a saved tree),
+ * -ENOMEM or the read's -errno.
+ *
+ * total: the sum of its counts, each node's divided by unit (rounded to
+ * nearest), as a flame graph's root has them. */
+int folded_saved_total(struct spill_file *spill, const struct spill_ref *ref, uint64_t unit,
+		       uint64_t *total);
+/* Visits, callers first, the nodes whose subtree counts at least min_total
+ * (at least 1) in units: depth 1 under the root, each node's own count and
+ * its subtree's (the nodes left out included) in units, its type as
+ * folded_tree_foreach gives it.  Siblings come in the saved order (by
+ * text), not first seen first.  It reads the tree twice and holds two
+ * numbers for each node it visits.  *counted (counted may be NULL): the
+ * nodes whose subtree counts at least 1, visited or not.  Stops when fn
+ * returns non-zero and returns that. */
+int folded_saved_foreach(struct spill_file *spill, const struct spill_ref *ref, uint64_t unit,
+			 uint64_t min_total,
+			 int (*fn)(uint32_t depth, const char *text, size_t len, int type,
+				   uint64_t self, uint64_t total, void *ctx),
+			 void *ctx, uint64_t *counted);
+/* Writes the folded file as folded_tree_write does, lines in the saved
+ * order; 0 or -errno, with a message, but for -EINVAL: the caller knows
+ * what the tree was and says so (no file is then left). */
+int folded_saved_write(struct spill_file *spill, const struct spill_ref *ref, const char *path,
+		       uint64_t unit);
+
 /* Nodes are numbered 0 (the root, above every stack) to count - 1. */
 size_t folded_tree_node_count(const struct folded_tree *tree);
 

@@ -876,24 +876,18 @@ static bool merge_due(struct profile_output *o, int kind)
 			    l->ref[kind][top].bytes >= layer_below(o, kind, top)->bytes);
 }
 
-/* An epoch ends: o's counts are saved as a new layer and its profiles
- * freed (made again by its next sample, on the new table), and its JFR
- * chunk, which names stacks by id, is ended.  On failure o is as before,
- * and the layers saved meanwhile are given back. */
-static int save_running(const char *name, void *value, void *ctx)
+/* o's counts are saved as a new layer of each kind and its profiles freed
+ * (made again by its next sample); the layers are merged while due, or,
+ * to_bottom, all into saved[].  On failure o is as before, and the layers
+ * saved meanwhile are given back. */
+static int save_counts(struct profile_outputs *outs, struct profile_output *o, bool to_bottom)
 {
-	struct profile_outputs *outs = ctx;
-	struct profile_output *o = value;
 	struct spill_ref base[PROFILE_KINDS];
 	struct saved_layers kept;
 	struct epoch_blobs blobs = { .nmade = 0, .ndead = 0 };
 	int err = 0;
 
-	(void)name;
-	if (!o || o->parked)
-		return 0;
-	end_jfr_chunk(outs, o);
-	if (!o->profiles[PROFILE_CPU])
+	if (!o->profiles[PROFILE_CPU] && (!to_bottom || !o->layers))
 		return 0;
 	if (!o->layers && !(o->layers = calloc(1, sizeof(*o->layers))))
 		return -ENOMEM;
@@ -903,16 +897,16 @@ static int save_running(const char *name, void *value, void *ctx)
 		struct folded_profile *p = o->profiles[k];
 		struct folded_tree *t;
 
-		if (!p || !folded_profile_total(p))
-			continue;
-		t = folded_tree_build(p); /* built: its index goes before the save's buffer comes */
-		err = t ? 0 : -ENOMEM;
-		if (!err && !(err = save_tree(outs, t, &o->layers->ref[k][o->layers->n[k]]))) {
-			blobs.made[blobs.nmade++] = o->layers->ref[k][o->layers->n[k]];
-			outs->epoch_bytes += o->layers->ref[k][o->layers->n[k]++].bytes;
+		if (p && folded_profile_total(p)) {
+			t = folded_tree_build(p); /* built: its index goes before the save's buffer comes */
+			err = t ? 0 : -ENOMEM;
+			if (!err && !(err = save_tree(outs, t, &o->layers->ref[k][o->layers->n[k]]))) {
+				blobs.made[blobs.nmade++] = o->layers->ref[k][o->layers->n[k]];
+				outs->epoch_bytes += o->layers->ref[k][o->layers->n[k]++].bytes;
+			}
+			folded_tree_free(t);
 		}
-		folded_tree_free(t);
-		while (!err && merge_due(o, k))
+		while (!err && (to_bottom ? o->layers->n[k] > 0 : merge_due(o, k)))
 			err = merge_layer(outs, o, k, &blobs);
 	}
 	if (err) {
@@ -926,6 +920,20 @@ static int save_running(const char *name, void *value, void *ctx)
 		spill_file_discard(outs->spill, &blobs.dead[i]);
 	free_profiles(o);
 	return 0;
+}
+
+/* An epoch ends: o's counts are saved (save_counts) and its JFR chunk,
+ * which names stacks by id, is ended. */
+static int save_running(const char *name, void *value, void *ctx)
+{
+	struct profile_outputs *outs = ctx;
+	struct profile_output *o = value;
+
+	(void)name;
+	if (!o || o->parked)
+		return 0;
+	end_jfr_chunk(outs, o);
+	return save_counts(outs, o, false);
 }
 
 /* Past the budget, the stacks of every output still running go to the
@@ -1087,6 +1095,65 @@ static struct flame_tree *page_tree(const struct folded_tree *tree, uint64_t uni
 	return pb.flame;
 }
 
+/* A page built from a saved tree as it streams (folded_saved_foreach),
+ * without the nodes the page would leave out: at[d] is the flame node at
+ * level d of the path being read. */
+struct saved_page {
+	struct flame_tree *flame;
+	uint32_t *at;
+	size_t cap;
+};
+
+static int add_saved_to_page(uint32_t depth, const char *text, size_t len, int type,
+			     uint64_t self, uint64_t total, void *ctx)
+{
+	struct saved_page *sp = ctx;
+	int err;
+
+	if (grow_array((void **)&sp->at, &sp->cap, (size_t)depth + 1, sizeof(*sp->at)))
+		return -ENOMEM;
+	sp->at[0] = 0;
+	err = flame_tree_child(sp->flame, sp->at[depth - 1], text, len, type, &sp->at[depth]);
+	return err ? err : flame_tree_add_counts(sp->flame, sp->at[depth], self, total, 0);
+}
+
+/* The flame graph tree of o's saved tree at ref, with only the nodes its
+ * page shows: what a long recording's stop holds is the page, not every
+ * stack it saw.  NULL with *err. */
+static struct flame_tree *saved_page_tree(const struct profile_outputs *outs,
+					  const struct profile_output *o,
+					  const struct spill_ref *ref, uint64_t unit, int *err)
+{
+	struct saved_page sp = { .flame = flame_tree_new() };
+	uint64_t total = 0, counted = 0;
+	size_t kept;
+
+	*err = sp.flame ? folded_saved_total(outs->spill, ref, unit, &total) : -ENOMEM;
+	if (!*err)
+		*err = flame_tree_add_counts(sp.flame, 0, 0, total, 0);
+	if (!*err)
+		*err = folded_saved_foreach(outs->spill, ref, unit,
+					    flame_page_min_width(total, FLAME_MIN_WIDTH_DEFAULT),
+					    add_saved_to_page, &sp, &counted);
+	/* the page says how many nodes it left out */
+	if (!*err && (flame_tree_nodes(sp.flame, &kept), kept - 1 < counted))
+		flame_tree_add_left_out(sp.flame, counted - (kept - 1));
+	*err = unreadable_saved(outs, o, *err);
+	free(sp.at);
+	if (*err) {
+		flame_tree_free(sp.flame);
+		return NULL;
+	}
+	return sp.flame;
+}
+
+/* Whether o's counts of kind are all in its saved tree (save_for_stop):
+ * then its files are written from it as a stream. */
+static bool all_saved(const struct profile_output *o, int kind)
+{
+	return o->saved[kind].bytes && !o->profiles[kind] && !(o->layers && o->layers->n[kind]);
+}
+
 /* PATH.folded -> PATH.html */
 static int write_html(const struct profile_outputs *outs, const struct profile_output *o,
 		      const struct flame_tree *flame, bool states, const char *folded_path)
@@ -1114,7 +1181,7 @@ static void write_profile(const struct profile_outputs *outs, const struct profi
 			  int *folded_err, int *html_err, struct spill_ref *saves)
 {
 	struct flame_tree *flame = NULL;
-	struct folded_tree *tree;
+	struct folded_tree *tree = NULL;
 	char path[PATH_MAX];
 	int err;
 
@@ -1133,20 +1200,31 @@ static void write_profile(const struct profile_outputs *outs, const struct profi
 		*folded_err = err;
 		return;
 	}
-	tree = kind_tree(outs, o, kind, folded_err);
-	if (tree)
-		*folded_err = folded_tree_write(tree, path, unit);
-	if (tree && saves && !*folded_err)
-		*folded_err = save_tree(outs, tree, &saves[kind]);
+	if (!saves && all_saved(o, kind)) {
+		*folded_err = unreadable_saved(outs, o, folded_saved_write(outs->spill,
+									    &o->saved[kind], path, unit));
+	} else {
+		tree = kind_tree(outs, o, kind, folded_err);
+		if (tree)
+			*folded_err = folded_tree_write(tree, path, unit);
+		if (tree && saves && !*folded_err)
+			*folded_err = save_tree(outs, tree, &saves[kind]);
+	}
 	if (outs->settings.html) {
-		err = tree ? 0 : *folded_err;
-		if (page_kind != kind) {
+		err = tree || all_saved(o, kind) ? 0 : *folded_err;
+		if (!saves && all_saved(o, page_kind)) {
 			folded_tree_free(tree);
-			tree = kind_tree(outs, o, page_kind, &err);
-			if (tree && saves && (err = save_tree(outs, tree, &saves[page_kind])))
-				*folded_err = err;
+			tree = NULL;
+			flame = saved_page_tree(outs, o, &o->saved[page_kind], unit, &err);
+		} else {
+			if (page_kind != kind) {
+				folded_tree_free(tree);
+				tree = kind_tree(outs, o, page_kind, &err);
+				if (tree && saves && (err = save_tree(outs, tree, &saves[page_kind])))
+					*folded_err = err;
+			}
+			flame = tree ? page_tree(tree, unit, &err) : NULL;
 		}
-		flame = tree ? page_tree(tree, unit, &err) : NULL;
 		folded_tree_free(tree);
 		tree = NULL;
 		if (!flame)
@@ -1278,6 +1356,25 @@ static int live_first_error(const char *name, void *value, void *ctx)
 	return first_error(name, value, ctx);
 }
 
+/* An output that saved counts during the recording has all of them saved
+ * before the stop writes it, so that its files are written from one saved
+ * tree as it streams (write_profile), whatever the recording's length: a
+ * tree of every stack an hour saw took the node's stop 90 MB.  Here, not
+ * in the writing threads: the spill file takes one writer.  When this
+ * fails the output is as before, and its files are built in memory. */
+static int save_for_stop(const char *name, void *value, void *ctx)
+{
+	struct profile_output *o = value;
+	bool saved = false;
+
+	(void)name;
+	for (int k = 0; o && !o->parked && k < PROFILE_KINDS; k++)
+		saved |= o->saved[k].bytes || (o->layers && o->layers->n[k]);
+	if (saved)
+		save_counts(ctx, o, true);
+	return 0;
+}
+
 int profile_outputs_write(struct profile_outputs *outs)
 {
 	struct write_queue q = { .outs = outs, .todo = calloc(strmap_count(outs->by_name) + 1,
@@ -1291,6 +1388,7 @@ int profile_outputs_write(struct profile_outputs *outs)
 		return -ENOMEM;
 	}
 	atomic_init(&q.next, 0);
+	strmap_foreach(outs->by_name, save_for_stop, outs);
 	strmap_foreach(outs->by_name, queue_open, &q);
 	while (nthreads < WRITE_THREADS - 1 && nthreads + 1 < cpus && (size_t)nthreads + 1 < q.n &&
 	       !pthread_create(&threads[nthreads], NULL, write_queued, &q))
