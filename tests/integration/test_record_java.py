@@ -165,7 +165,9 @@ def test_stack_table_started_afresh_keeps_every_sample(tmp_path, jdks, hot_class
     afresh (more than once on a quiet machine, once under CI's load with
     48K).  The folded files still hold every
     sample (the JFR file, written beside them sample by sample, counts the
-    same), wall time included, and the Java workers stay named."""
+    same), wall time included, and the Java workers stay named.  The stop
+    wrote the node's folded files and pages from its saved trees as
+    streams."""
     work = JavaWorkload(jdks[max(jdks)], hot_classes, 11, 2, 10, agent=agent_path)
     work.record_after(3, tmp_path, "-t", "--wall", "-F", 999, "-d", 5,
                       "--stack-memory", "24K")
@@ -192,6 +194,10 @@ def test_stack_table_started_afresh_keeps_every_sample(tmp_path, jdks, hot_class
     assert abs(sum(wall.values()) - want) <= len(wall) / 2 + 1 + want / 100, \
         (sum(wall.values()), want)
     assert_workers_named(stacks, work.pid, 2)
+    # .folded, .html, .wall.folded, .wall.html
+    assert node.get("streamed_files") == 4, node
+    assert (tmp_path / "all.html").stat().st_size > 0
+    assert (tmp_path / "all.wall.html").stat().st_size > 0
 
 
 @pytest.mark.parametrize("which", ["oldest", "newest"])

@@ -368,7 +368,8 @@ static int same_files(const char *a, const char *b, const char *const *names, in
  * samples bring new stacks all along (a leaf per 5 s, a thread per
  * 2 s), a stage runs early, parks, and comes back late, another stage
  * runs between epochs, and off-CPU time fills the wall and off-CPU
- * files, with 333 rare stacks too narrow for the pages. */
+ * files, with 327 rare stacks too narrow for the pages.  The stop writes
+ * the second recording's files from its saved trees as streams. */
 static void test_epochs(void)
 {
 	static const char *const names[] = { "all", "stage-1", "stage-2" };
@@ -445,6 +446,9 @@ static void test_epochs(void)
 	      "stage-1 was parked and came back");
 	CHECK(profile_outputs_write(outs[0]) == 0 && profile_outputs_write(outs[1]) == 0,
 	      "both written");
+	CHECK(profile_output_stats(profile_outputs_get(outs[0], "all", NULL, 0))->streamed == 0 &&
+	      profile_output_stats(profile_outputs_get(outs[1], "all", NULL, 0))->streamed == 6,
+	      "the second's node output was written as streams (its three folded files and pages)");
 	CHECK(same_files(da, db, names, 3) == 18,
 	      "every folded file has the same lines, and every page the same bytes");
 	snprintf(jfr_a, sizeof(jfr_a), "%s/all.offcpu.html", db);

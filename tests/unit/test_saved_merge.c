@@ -218,7 +218,8 @@ static void check_streamed(struct spill_file *spill, const struct spill_ref *mer
 	before = live_bytes;
 	peak_bytes = live_bytes;
 	CHECK(folded_saved_write(spill, merged, pf, 1) == 0, "the merge written as it streams");
-	CHECK(peak_bytes - before < (4u << 20), "holding at most %zu KiB of heap at once",
+	CHECK(peak_bytes - before < (4u << 20) && live_bytes == before,
+	      "holding at most %zu KiB of heap at once, and giving it all back",
 	      (peak_bytes - before) >> 10);
 	got = sorted_lines(pf);
 	want = sorted_lines(both_folded);
@@ -381,6 +382,7 @@ static void check_refused(struct spill_file *spill, const struct spill_ref *good
 	ref = put_bytes(spill, buf, len);
 	CHECK(folded_saved_merge(spill, &ref, good, &out) == -EINVAL && out.offset == 7,
 	      "not a saved tree: -EINVAL; no failed merge gave a tree");
+	check_streams_refused(spill, &ref, dir, "not a saved tree");
 	len = hand_tree(buf, ab, 2, siblings, 2);
 	{
 		struct folded_tree *t = folded_tree_new();

@@ -1095,6 +1095,9 @@ static struct flame_tree *page_tree(const struct folded_tree *tree, uint64_t uni
 	return pb.flame;
 }
 
+/* What a page leaves out: one width for pages built whole and from streams. */
+#define PAGE_MIN_WIDTH_PCT FLAME_MIN_WIDTH_DEFAULT
+
 /* A page built from a saved tree as it streams (folded_saved_foreach),
  * without the nodes the page would leave out: at[d] is the flame node at
  * level d of the path being read. */
@@ -1133,7 +1136,7 @@ static struct flame_tree *saved_page_tree(const struct profile_outputs *outs,
 		*err = flame_tree_add_counts(sp.flame, 0, 0, total, 0);
 	if (!*err)
 		*err = folded_saved_foreach(outs->spill, ref, unit,
-					    flame_page_min_width(total, FLAME_MIN_WIDTH_DEFAULT),
+					    flame_page_min_width(total, PAGE_MIN_WIDTH_PCT),
 					    add_saved_to_page, &sp, &counted);
 	/* the page says how many nodes it left out */
 	if (!*err && (flame_tree_nodes(sp.flame, &kept), kept - 1 < counted))
@@ -1158,7 +1161,7 @@ static bool all_saved(const struct profile_output *o, int kind)
 static int write_html(const struct profile_outputs *outs, const struct profile_output *o,
 		      const struct flame_tree *flame, bool states, const char *folded_path)
 {
-	struct flame_page_options po = { .min_width_pct = FLAME_MIN_WIDTH_DEFAULT };
+	struct flame_page_options po = { .min_width_pct = PAGE_MIN_WIDTH_PCT };
 	char html[PATH_MAX], title[512];
 	size_t n = strlen(folded_path) - strlen(".folded");
 
@@ -1176,7 +1179,7 @@ static int write_html(const struct profile_outputs *outs, const struct profile_o
  * for).  saves: where the trees written from are saved (parking), else
  * NULL.  Each text tree is freed as soon as what it feeds is built, so
  * that writing holds as little memory as it can. */
-static void write_profile(const struct profile_outputs *outs, const struct profile_output *o,
+static void write_profile(const struct profile_outputs *outs, struct profile_output *o,
 			  int kind, int page_kind, const char *suffix, uint64_t unit,
 			  int *folded_err, int *html_err, struct spill_ref *saves)
 {
@@ -1203,6 +1206,7 @@ static void write_profile(const struct profile_outputs *outs, const struct profi
 	if (!saves && all_saved(o, kind)) {
 		*folded_err = unreadable_saved(outs, o, folded_saved_write(outs->spill,
 									    &o->saved[kind], path, unit));
+		o->stats.streamed++;
 	} else {
 		tree = kind_tree(outs, o, kind, folded_err);
 		if (tree)
@@ -1211,11 +1215,12 @@ static void write_profile(const struct profile_outputs *outs, const struct profi
 			*folded_err = save_tree(outs, tree, &saves[kind]);
 	}
 	if (outs->settings.html) {
-		err = tree || all_saved(o, kind) ? 0 : *folded_err;
+		err = tree || (!saves && all_saved(o, kind)) ? 0 : *folded_err;
 		if (!saves && all_saved(o, page_kind)) {
 			folded_tree_free(tree);
 			tree = NULL;
 			flame = saved_page_tree(outs, o, &o->saved[page_kind], unit, &err);
+			o->stats.streamed++;
 		} else {
 			if (page_kind != kind) {
 				folded_tree_free(tree);

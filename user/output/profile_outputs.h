@@ -72,6 +72,7 @@ struct output_stats {
 	uint64_t off_cpu_events;
 	uint64_t off_cpu_ns;
 	uint64_t unparked;       /* times a late sample brought it back */
+	uint64_t streamed;       /* files the stop wrote from its saved trees as streams */
 };
 
 struct profile_outputs;

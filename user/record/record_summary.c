@@ -300,6 +300,10 @@ static int write_output(const char *name, struct profile_output *out, void *ctx)
 		json_key(w, "reopened");
 		json_uint(w, st->unparked);
 	}
+	if (st->streamed) {
+		json_key(w, "streamed_files");
+		json_uint(w, st->streamed);
+	}
 	json_end_object(w);
 	return 0;
 }
