@@ -143,40 +143,6 @@ static char *sorted_lines(const char *path)
 	return out;
 }
 
-/* A flame graph tree from a text tree, as a recording's pages are built:
- * every node; at[] maps text tree nodes to flame nodes. */
-struct full_page {
-	struct flame_tree *flame;
-	uint32_t *at;
-};
-
-static int full_node(uint32_t node, uint32_t parent, const char *text, size_t len, int type,
-		     uint64_t self, void *ctx)
-{
-	struct full_page *fp = ctx;
-	int err = flame_tree_child(fp->flame, fp->at[parent], text, len, type, &fp->at[node]);
-
-	return err || !self ? err : flame_tree_add_self(fp->flame, fp->at[node], self, 0);
-}
-
-/* The same from a saved tree as it streams, without the nodes the page
- * leaves out: at[d] is the flame node at level d. */
-struct streamed_page {
-	struct flame_tree *flame;
-	uint32_t at[64];
-};
-
-static int streamed_node(uint32_t depth, const char *text, size_t len, int type, uint64_t self,
-			 uint64_t total, void *ctx)
-{
-	struct streamed_page *sp = ctx;
-	int err = depth < 64 ? flame_tree_child(sp->flame, sp->at[depth - 1], text, len, type,
-						 &sp->at[depth])
-			     : -E2BIG;
-
-	return err ? err : flame_tree_add_counts(sp->flame, sp->at[depth], self, total, 0);
-}
-
 static int write_page(const struct flame_tree *flame, const char *path)
 {
 	struct flame_page_options po = { .title = "merged", .mode = FLAME_PAGE_CPU,
@@ -208,10 +174,9 @@ static void check_streamed(struct spill_file *spill, const struct spill_ref *mer
 {
 	char pf[PATH_MAX], pa[PATH_MAX], pb[PATH_MAX], *got, *want, *page_a = NULL, *page_b = NULL;
 	struct folded_tree *t = folded_tree_new();
-	struct full_page fp = { flame_tree_new(), NULL };
-	struct streamed_page sp = { flame_tree_new(), { 0 } };
+	struct flame_tree *full = NULL, *streamed = NULL;
 	size_t before, full_peak, nfull = 0, nstreamed = 0, la = 0, lb = 0;
-	uint64_t total = 0, counted = 0;
+	int err = -1;
 	const uint64_t unit = 3;    /* counts are rounded to the nearest 3 */
 
 	snprintf(pf, sizeof(pf), "%s/streamed.folded", dir);
@@ -229,37 +194,32 @@ static void check_streamed(struct spill_file *spill, const struct spill_ref *mer
 
 	before = live_bytes;
 	peak_bytes = live_bytes;
-	CHECK(t && fp.flame && folded_tree_add_spilled(t, spill, merged) == 0 &&
-	      (fp.at = calloc(folded_tree_node_count(t), sizeof(*fp.at))) &&
-	      folded_tree_foreach(t, unit, full_node, &fp) == 0,
+	CHECK(t && folded_tree_add_spilled(t, spill, merged) == 0 &&
+	      (full = folded_tree_flame(t, unit, &err)),
 	      "a page's tree built from the tree in memory");
 	full_peak = peak_bytes - before;
 	folded_tree_free(t);
-	free(fp.at);
 	before = live_bytes;
 	peak_bytes = live_bytes;
-	CHECK(sp.flame && folded_saved_total(spill, merged, unit, &total) == 0 &&
-	      flame_tree_add_counts(sp.flame, 0, 0, total, 0) == 0 &&
-	      folded_saved_foreach(spill, merged, unit,
-				   flame_page_min_width(total, FLAME_MIN_WIDTH_DEFAULT),
-				   streamed_node, &sp, &counted) == 0,
+	CHECK((streamed = folded_saved_flame(spill, merged, unit, FLAME_MIN_WIDTH_DEFAULT, &err)),
 	      "and as the saved tree streams");
-	flame_tree_nodes(fp.flame, &nfull);
-	flame_tree_nodes(sp.flame, &nstreamed);
-	flame_tree_add_left_out(sp.flame, counted + 1 - nstreamed);
+	if (!full || !streamed)
+		return;
+	flame_tree_nodes(full, &nfull);
+	flame_tree_nodes(streamed, &nstreamed);
 	CHECK(nstreamed * 20 < nfull && peak_bytes - before < full_peak / 8,
 	      "only the nodes a page shows: %zu of %zu, %zu KiB of heap at most, not %zu KiB",
 	      nstreamed, nfull, (peak_bytes - before) >> 10, full_peak >> 10);
 	snprintf(pa, sizeof(pa), "%s/full.html", dir);
 	snprintf(pb, sizeof(pb), "%s/streamed.html", dir);
-	CHECK(write_page(fp.flame, pa) == 0 && write_page(sp.flame, pb) == 0 &&
+	CHECK(write_page(full, pa) == 0 && write_page(streamed, pb) == 0 &&
 	      (page_a = slurp(pa, &la)) && (page_b = slurp(pb, &lb)) && la == lb &&
 	      !memcmp(page_a, page_b, la),
 	      "the two pages are the same, byte for byte (%zu bytes)", la);
 	free(page_a);
 	free(page_b);
-	flame_tree_free(fp.flame);
-	flame_tree_free(sp.flame);
+	flame_tree_free(full);
+	flame_tree_free(streamed);
 	unlink(pf);
 	unlink(pa);
 	unlink(pb);

@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,20 +44,13 @@ struct visit {
 	uint32_t depth;
 };
 
-uint64_t flame_page_min_width(uint64_t total, double pct)
-{
-	double t = ceil((double)total * pct / 100.0);
-
-	return t < 1 ? 1 : (uint64_t)t;
-}
-
 static int write_nodes(FILE *out, const struct flame_tree *t, const struct flame_page_options *o)
 {
 	size_t nnodes, nnames = flame_tree_name_count(t), nstack = 0, cap = 1024, used = 0;
 	const struct flame_node *nodes = flame_tree_nodes(t, &nnodes);
 	bool diff = o->mode == FLAME_PAGE_DIFF;
-	uint64_t th0 = flame_page_min_width(nodes[0].total[0], o->min_width_pct);
-	uint64_t th1 = flame_page_min_width(nodes[0].total[1], o->min_width_pct);
+	uint64_t th0 = flame_tree_min_width(nodes[0].total[0], o->min_width_pct);
+	uint64_t th1 = flame_tree_min_width(nodes[0].total[1], o->min_width_pct);
 	uint32_t *name_map = malloc((nnames + 1) * sizeof(*name_map));
 	uint32_t *kids = malloc(nnodes * sizeof(*kids));
 	struct visit *stack = malloc(cap * sizeof(*stack));

@@ -33,10 +33,6 @@ struct flame_page_options {
 	bool thread_states;    /* wall: each stack ends in a state frame ("[sleeping]") */
 };
 
-/* The narrowest node a page of a root this wide keeps (at least 1): a tree
- * built without the nodes narrower than it makes the same page. */
-uint64_t flame_page_min_width(uint64_t total, double min_width_pct);
-
 /* Writes the page to path (atomically). 0 or -errno after a message. */
 int flame_page_write(const struct flame_tree *t, const struct flame_page_options *o,
 		     const char *path);

@@ -1,5 +1,6 @@
 /* flame_tree.c - see flame_tree.h. */
 #include <ctype.h>
+#include <math.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -257,6 +258,13 @@ int flame_tree_add_counts(struct flame_tree *t, uint32_t node, uint64_t self, ui
 	if ((err = add_count(&nd->self[column], self)))
 		return err;
 	return add_count(&nd->total[column], total);
+}
+
+uint64_t flame_tree_min_width(uint64_t total, double pct)
+{
+	double t = ceil((double)total * pct / 100.0);
+
+	return t < 1 ? 1 : (uint64_t)t;
 }
 
 void flame_tree_add_left_out(struct flame_tree *t, uint64_t nodes)

@@ -63,6 +63,10 @@ int flame_tree_add_self(struct flame_tree *t, uint32_t node, uint64_t count, int
 int flame_tree_add_counts(struct flame_tree *t, uint32_t node, uint64_t self, uint64_t total,
 			  int column);
 
+/* The narrowest node a page of a root this wide keeps (at least 1): a tree
+ * built without the nodes narrower than it makes the same page. */
+uint64_t flame_tree_min_width(uint64_t total, double min_width_pct);
+
 /* Nodes left out of t while it was built (a page's narrow ones, from a
  * saved tree): its page counts them among all the nodes there were. */
 void flame_tree_add_left_out(struct flame_tree *t, uint64_t nodes);

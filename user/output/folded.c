@@ -13,6 +13,7 @@
 #include "base/spill_file.h"
 #include "base/string_pool.h"
 #include "base/strmap.h"
+#include "output/flame_tree.h"
 #include "output/folded.h"
 
 #define FOLDED_LINE_MAX (1 << 20)
@@ -1655,4 +1656,81 @@ int folded_saved_write(struct spill_file *spill, const struct spill_ref *ref, co
 	free(w.line);
 	free(w.end);
 	return read_err ? read_err : err;
+}
+
+/* ------------------------------------------------------------------------
+ * Flame graph trees (what pages are written from), typed as the recording
+ * saw its frames. */
+
+struct whole_flame {
+	struct flame_tree *flame;
+	uint32_t *at;           /* text tree node -> flame node */
+};
+
+static int add_whole(uint32_t node, uint32_t parent, const char *text, size_t len, int type,
+		     uint64_t self, void *ctx)
+{
+	struct whole_flame *wf = ctx;
+	int err = flame_tree_child(wf->flame, wf->at[parent], text, len, type, &wf->at[node]);
+
+	return err || !self ? err : flame_tree_add_self(wf->flame, wf->at[node], self, 0);
+}
+
+struct flame_tree *folded_tree_flame(const struct folded_tree *t, uint64_t unit, int *err)
+{
+	struct whole_flame wf = { flame_tree_new(), calloc(t->nnodes, sizeof(*wf.at)) };
+
+	*err = wf.flame && wf.at ? folded_tree_foreach(t, unit, add_whole, &wf) : -ENOMEM;
+	free(wf.at);
+	if (*err) {
+		flame_tree_free(wf.flame);
+		return NULL;
+	}
+	return wf.flame;
+}
+
+/* A saved tree's nodes as they stream: at[d] is the flame node at level d
+ * of the path being read. */
+struct streamed_flame {
+	struct flame_tree *flame;
+	uint32_t *at;
+	size_t cap;
+};
+
+static int add_streamed(uint32_t depth, const char *text, size_t len, int type, uint64_t self,
+			uint64_t total, void *ctx)
+{
+	struct streamed_flame *sf = ctx;
+	int err;
+
+	if (grow_array((void **)&sf->at, &sf->cap, (size_t)depth + 1, sizeof(*sf->at)))
+		return -ENOMEM;
+	sf->at[0] = 0;
+	err = flame_tree_child(sf->flame, sf->at[depth - 1], text, len, type, &sf->at[depth]);
+	return err ? err : flame_tree_add_counts(sf->flame, sf->at[depth], self, total, 0);
+}
+
+struct flame_tree *folded_saved_flame(struct spill_file *spill, const struct spill_ref *ref,
+				      uint64_t unit, double min_width_pct, int *err)
+{
+	struct streamed_flame sf = { .flame = flame_tree_new() };
+	uint64_t total = 0, counted = 0;
+	size_t kept;
+
+	*err = sf.flame ? folded_saved_total(spill, ref, unit, &total) : -ENOMEM;
+	if (!*err)
+		*err = flame_tree_add_counts(sf.flame, 0, 0, total, 0);
+	if (!*err)
+		*err = folded_saved_foreach(spill, ref, unit,
+					    flame_tree_min_width(total, min_width_pct),
+					    add_streamed, &sf, &counted);
+	/* the page says how many nodes it left out */
+	if (!*err && (flame_tree_nodes(sf.flame, &kept), kept - 1 < counted))
+		flame_tree_add_left_out(sf.flame, counted - (kept - 1));
+	free(sf.at);
+	if (*err) {
+		flame_tree_free(sf.flame);
+		return NULL;
+	}
+	return sf.flame;
 }

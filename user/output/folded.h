@@ -131,6 +131,17 @@ int folded_saved_foreach(struct spill_file *spill, const struct spill_ref *ref, 
 int folded_saved_write(struct spill_file *spill, const struct spill_ref *ref, const char *path,
 		       uint64_t unit);
 
+/* The flame graph tree a page is written from (output/flame_page.h),
+ * frames typed as the recording saw them; NULL with *err.  Of a text tree:
+ * every node.  Of a saved tree as it streams: only the nodes a page of
+ * min_width_pct shows, with their counts and the number left out, so
+ * that the page is the same as from the whole tree, and memory holds the
+ * page, not every stack (folded_saved_foreach). */
+struct flame_tree;
+struct flame_tree *folded_tree_flame(const struct folded_tree *tree, uint64_t unit, int *err);
+struct flame_tree *folded_saved_flame(struct spill_file *spill, const struct spill_ref *ref,
+				      uint64_t unit, double min_width_pct, int *err);
+
 /* Nodes are numbered 0 (the root, above every stack) to count - 1. */
 size_t folded_tree_node_count(const struct folded_tree *tree);
 

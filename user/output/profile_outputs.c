@@ -1065,90 +1065,8 @@ bool profile_output_parked(const struct profile_output *o)
 	return o->parked;
 }
 
-struct page_build {
-	struct flame_tree *flame;
-	uint32_t *at;           /* text tree node -> flame node */
-};
-
-static int add_to_page(uint32_t node, uint32_t parent, const char *text, size_t len, int type,
-		       uint64_t self, void *ctx)
-{
-	struct page_build *pb = ctx;
-	int err = flame_tree_child(pb->flame, pb->at[parent], text, len, type, &pb->at[node]);
-
-	return err || !self ? err : flame_tree_add_self(pb->flame, pb->at[node], self, 0);
-}
-
-/* The flame graph tree of a text tree, typed as the recording saw; NULL
- * with *err. */
-static struct flame_tree *page_tree(const struct folded_tree *tree, uint64_t unit, int *err)
-{
-	struct page_build pb = { flame_tree_new(),
-				 calloc(folded_tree_node_count(tree), sizeof(*pb.at)) };
-
-	*err = pb.flame && pb.at ? folded_tree_foreach(tree, unit, add_to_page, &pb) : -ENOMEM;
-	free(pb.at);
-	if (*err) {
-		flame_tree_free(pb.flame);
-		return NULL;
-	}
-	return pb.flame;
-}
-
 /* What a page leaves out: one width for pages built whole and from streams. */
 #define PAGE_MIN_WIDTH_PCT FLAME_MIN_WIDTH_DEFAULT
-
-/* A page built from a saved tree as it streams (folded_saved_foreach),
- * without the nodes the page would leave out: at[d] is the flame node at
- * level d of the path being read. */
-struct saved_page {
-	struct flame_tree *flame;
-	uint32_t *at;
-	size_t cap;
-};
-
-static int add_saved_to_page(uint32_t depth, const char *text, size_t len, int type,
-			     uint64_t self, uint64_t total, void *ctx)
-{
-	struct saved_page *sp = ctx;
-	int err;
-
-	if (grow_array((void **)&sp->at, &sp->cap, (size_t)depth + 1, sizeof(*sp->at)))
-		return -ENOMEM;
-	sp->at[0] = 0;
-	err = flame_tree_child(sp->flame, sp->at[depth - 1], text, len, type, &sp->at[depth]);
-	return err ? err : flame_tree_add_counts(sp->flame, sp->at[depth], self, total, 0);
-}
-
-/* The flame graph tree of o's saved tree at ref, with only the nodes its
- * page shows: what a long recording's stop holds is the page, not every
- * stack it saw.  NULL with *err. */
-static struct flame_tree *saved_page_tree(const struct profile_outputs *outs,
-					  const struct profile_output *o,
-					  const struct spill_ref *ref, uint64_t unit, int *err)
-{
-	struct saved_page sp = { .flame = flame_tree_new() };
-	uint64_t total = 0, counted = 0;
-	size_t kept;
-
-	*err = sp.flame ? folded_saved_total(outs->spill, ref, unit, &total) : -ENOMEM;
-	if (!*err)
-		*err = flame_tree_add_counts(sp.flame, 0, 0, total, 0);
-	if (!*err)
-		*err = folded_saved_foreach(outs->spill, ref, unit,
-					    flame_page_min_width(total, PAGE_MIN_WIDTH_PCT),
-					    add_saved_to_page, &sp, &counted);
-	/* the page says how many nodes it left out */
-	if (!*err && (flame_tree_nodes(sp.flame, &kept), kept - 1 < counted))
-		flame_tree_add_left_out(sp.flame, counted - (kept - 1));
-	*err = unreadable_saved(outs, o, *err);
-	free(sp.at);
-	if (*err) {
-		flame_tree_free(sp.flame);
-		return NULL;
-	}
-	return sp.flame;
-}
 
 /* Whether o's counts of kind are all in its saved tree (save_for_stop):
  * then its files are written from it as a stream. */
@@ -1219,7 +1137,9 @@ static void write_profile(const struct profile_outputs *outs, struct profile_out
 		if (!saves && all_saved(o, page_kind)) {
 			folded_tree_free(tree);
 			tree = NULL;
-			flame = saved_page_tree(outs, o, &o->saved[page_kind], unit, &err);
+			flame = folded_saved_flame(outs->spill, &o->saved[page_kind], unit,
+						   PAGE_MIN_WIDTH_PCT, &err);
+			err = unreadable_saved(outs, o, err);
 			o->stats.streamed++;
 		} else {
 			if (page_kind != kind) {
@@ -1228,7 +1148,7 @@ static void write_profile(const struct profile_outputs *outs, struct profile_out
 				if (tree && saves && (err = save_tree(outs, tree, &saves[page_kind])))
 					*folded_err = err;
 			}
-			flame = tree ? page_tree(tree, unit, &err) : NULL;
+			flame = tree ? folded_tree_flame(tree, unit, &err) : NULL;
 		}
 		folded_tree_free(tree);
 		tree = NULL;
