@@ -156,7 +156,7 @@ int cmd_diff(int argc, char **argv)
 		sp_err("diff: create %s: %s", out, strerror(-err));
 		return 1;
 	}
-	err = walk_files(job.base_dir, 100000, diff_one, &job);
+	err = walk_files(job.base_dir, WALK_ENTRIES_MAX, diff_one, &job);
 	if (err || job.first_err)
 		return 1;
 	if (!job.pages) {

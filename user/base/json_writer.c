@@ -1,5 +1,8 @@
 /* json_writer.c - see json_writer.h. */
+#include <errno.h>
 #include <math.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "base/json_writer.h"
 
@@ -51,8 +54,9 @@ void json_end_object(struct json_writer *w) { close_container(w, '}'); }
 void json_begin_array(struct json_writer *w) { open_container(w, '['); }
 void json_end_array(struct json_writer *w) { close_container(w, ']'); }
 
-/* Length of the valid UTF-8 sequence at s, or 0 if it is not one. */
-static int utf8_sequence_length(const unsigned char *s)
+/* Length of the valid UTF-8 sequence at s (avail bytes there), 0 if it is
+ * not one, or -1 if its first avail bytes are the start of one. */
+static int utf8_sequence_length(const unsigned char *s, size_t avail)
 {
 	int n;
 	unsigned int cp;
@@ -72,6 +76,8 @@ static int utf8_sequence_length(const unsigned char *s)
 		return 0;
 	}
 	for (int i = 1; i < n; i++) {
+		if ((size_t)i >= avail)
+			return -1;
 		if ((s[i] & 0xc0) != 0x80)
 			return 0;
 		cp = (cp << 6) | (s[i] & 0x3f);
@@ -83,32 +89,43 @@ static int utf8_sequence_length(const unsigned char *s)
 	return n;
 }
 
-static void write_escaped(FILE *out, const char *str, int in_script)
+/* Escapes s[0..len) without quotes; returns the bytes taken.  Unless last,
+ * a UTF-8 sequence cut off at len is left for the next call. */
+static size_t write_escaped_bytes(FILE *out, const unsigned char *s, size_t len, int in_script,
+				  int last)
 {
-	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0;
 
-	fputc('"', out);
-	while (*s) {
+	while (i < len) {
 		int n;
 
-		if (*s == '"' || *s == '\\') {
+		if (s[i] == '"' || s[i] == '\\') {
 			fputc('\\', out);
-			fputc(*s++, out);
+			fputc(s[i++], out);
 			continue;
 		}
-		if (*s < 0x20 || (in_script && (*s == '<' || *s == '>' || *s == '&'))) {
-			fprintf(out, "\\u%04x", *s++);
+		if (s[i] < 0x20 || (in_script && (s[i] == '<' || s[i] == '>' || s[i] == '&'))) {
+			fprintf(out, "\\u%04x", s[i++]);
 			continue;
 		}
-		n = utf8_sequence_length(s);
-		if (!n) {
+		n = utf8_sequence_length(s + i, len - i);
+		if (n < 0 && !last)
+			break;
+		if (n <= 0) {
 			fputs("\\ufffd", out);
-			s++;
+			i++;
 			continue;
 		}
-		fwrite(s, 1, (size_t)n, out);
-		s += n;
+		fwrite(s + i, 1, (size_t)n, out);
+		i += (size_t)n;
 	}
+	return i;
+}
+
+static void write_escaped(FILE *out, const char *str, int in_script)
+{
+	fputc('"', out);
+	write_escaped_bytes(out, (const unsigned char *)str, strlen(str), in_script, 1);
 	fputc('"', out);
 }
 
@@ -120,6 +137,37 @@ void json_write_escaped(FILE *out, const char *str)
 void json_write_escaped_script(FILE *out, const char *str)
 {
 	write_escaped(out, str, 1);
+}
+
+int json_write_escaped_script_fd(FILE *out, int fd, uint64_t max_bytes)
+{
+	unsigned char buf[64 * 1024];
+	uint64_t total = 0;
+	size_t have = 0, used;
+	int eof = 0;
+
+	fputc('"', out);
+	while (!eof || have) {
+		if (!eof) {
+			ssize_t n = read(fd, buf + have, sizeof(buf) - have);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				return -errno;
+			eof = n == 0;
+			total += (uint64_t)n;
+			if (total > max_bytes)
+				return -EFBIG;
+			have += (size_t)n;
+		}
+		/* what is left is at most the start of one UTF-8 sequence */
+		used = write_escaped_bytes(out, buf, have, 1, eof);
+		memmove(buf, buf + used, have - used);
+		have -= used;
+	}
+	fputc('"', out);
+	return 0;
 }
 
 void json_key(struct json_writer *w, const char *key)

@@ -35,4 +35,9 @@ void json_write_escaped(FILE *out, const char *s);
 /* The same, with '<', '>' and '&' escaped too: safe inside an HTML <script>. */
 void json_write_escaped_script(FILE *out, const char *s);
 
+/* The same for what fd holds from its offset on, read in pieces (a large
+ * summary.json is never in memory whole), at most max_bytes of it.  0,
+ * -EFBIG past max_bytes, or -errno of a read (the literal is then cut). */
+int json_write_escaped_script_fd(FILE *out, int fd, uint64_t max_bytes);
+
 #endif

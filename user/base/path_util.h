@@ -21,9 +21,14 @@ bool is_safe_relative_name(const char *name);
 void sanitize_name_component(char *name);
 
 /* Calls fn on every regular file below dir (symlinks not followed), with
- * its path and its name relative to dir, at most max_files of them. Stops
- * when fn returns non-zero and returns that; 0 or -errno (after a message). */
-int walk_files(const char *dir, int max_files,
+ * its path and its name relative to dir, in directory order.  Memory stays
+ * small whatever a folder holds; time is bounded by max_entries (files and
+ * folders seen) and a depth of 32 folders: past them, one message and the
+ * rest is left out.  Stops when fn returns non-zero and returns that; a
+ * folder below dir that cannot be read is reported and left out; 0, or
+ * -errno when dir cannot be opened (after a message). */
+#define WALK_ENTRIES_MAX 1000000
+int walk_files(const char *dir, long max_entries,
 	       int (*fn)(const char *path, const char *rel, void *ctx), void *ctx);
 
 #endif

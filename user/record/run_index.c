@@ -1,10 +1,12 @@
 /* run_index.c - see run_index.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/atomic_file.h"
 #include "base/json_writer.h"
@@ -15,8 +17,12 @@
 #include "proc/file_slurp.h"
 #include "record/run_index.h"
 
-#define SUMMARY_MAX (64u << 20)
-#define FILES_MAX 100000
+/* summary.json grows with the stages seen (32 MB in an hour of 54,000
+ * stages) and is copied into the index in pieces; the bound only limits
+ * the time a hostile file can cost. */
+#define SUMMARY_MAX (1ull << 30)
+/* What `report` and `flame` need from it comes before its lists. */
+#define SUMMARY_HEAD_MAX (1u << 20)
 
 static bool ends_with(const char *s, const char *suffix)
 {
@@ -35,9 +41,12 @@ static bool listed(const char *rel)
 
 struct list_ctx {
 	FILE *out;
-	int n;
+	long pages, profiles;
+	bool pprof;
 };
 
+/* The page links pages by name and only counts the other files: an hour
+ * of stages is 200,000 files. */
 static int list_file(const char *path, const char *rel, void *ctx)
 {
 	struct list_ctx *lc = ctx;
@@ -45,14 +54,19 @@ static int list_file(const char *path, const char *rel, void *ctx)
 	(void)path;
 	if (!listed(rel))
 		return 0;
-	fputs(lc->n++ ? ",\n" : "\n", lc->out);
+	if (!ends_with(rel, ".html")) {
+		lc->profiles++;
+		lc->pprof |= ends_with(rel, ".pb.gz");
+		return 0;
+	}
+	fputs(lc->pages++ ? ",\n" : "\n", lc->out);
 	json_write_escaped_script(lc->out, rel);
 	return 0;
 }
 
 struct index_ctx {
 	const char *dir;
-	const char *summary;
+	int summary_fd;
 };
 
 static int write_marker(FILE *out, const char *marker, void *arg)
@@ -71,16 +85,22 @@ static int write_marker(FILE *out, const char *marker, void *arg)
 		return fwrite(js, 1, len, out) == len ? 0 : -EIO;
 	}
 	if (!strcmp(marker, "DATA")) {
-		struct list_ctx lc = { out, 0 };
+		struct list_ctx lc = { .out = out };
 		int err;
 
 		/* summary.json as a string, parsed by the page: a damaged file
 		 * is reported there, and cannot break out of the script. */
 		fputs("{\"summary\":", out);
-		json_write_escaped_script(out, ic->summary);
+		err = json_write_escaped_script_fd(out, ic->summary_fd, SUMMARY_MAX);
+		if (err) {
+			sp_err("read %s/summary.json: %s", ic->dir,
+			       err == -EFBIG ? "larger than 1 GiB" : strerror(-err));
+			return err;
+		}
 		fputs(",\n\"files\":[", out);
-		err = walk_files(ic->dir, FILES_MAX, list_file, &lc);
-		fputs("]}", out);
+		err = walk_files(ic->dir, WALK_ENTRIES_MAX, list_file, &lc);
+		fprintf(out, "],\n\"profiles\":%ld,\"pprof\":%s}", lc.profiles,
+			lc.pprof ? "true" : "false");
 		return err;
 	}
 	return 1;
@@ -90,29 +110,26 @@ int run_index_write(const char *dir)
 {
 	char path[PATH_MAX];
 	struct atomic_file af;
-	struct index_ctx ic = { dir, NULL };
-	size_t len;
-	char *summary;
+	struct index_ctx ic = { dir, -1 };
 	FILE *f;
 	int err;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/summary.json", dir) >= sizeof(path))
 		return -ENAMETOOLONG;
-	summary = file_slurp(path, SUMMARY_MAX, &len);
-	if (!summary) {
+	ic.summary_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (ic.summary_fd < 0) {
 		err = -errno;
 		sp_err("read %s: %s", path, strerror(errno));
 		return err;
 	}
-	ic.summary = summary;
 	snprintf(path, sizeof(path), "%s/index.html", dir);
 	f = atomic_file_open(&af, path);
 	if (!f) {
-		free(summary);
+		close(ic.summary_fd);
 		return -errno;
 	}
 	err = page_write_template(f, ASSET_INDEX_HTML, write_marker, &ic);
-	free(summary);
+	close(ic.summary_fd);
 	return atomic_file_commit(&af, err);
 }
 
@@ -169,12 +186,11 @@ int run_index_write_pages(const char *dir, int *pages)
 	int err;
 
 	snprintf(path, sizeof(path), "%s/summary.json", dir);
-	summary = file_slurp(path, SUMMARY_MAX, &len);
-	if (summary) {
+	if (!file_read_prefix(path, SUMMARY_HEAD_MAX, &summary, &len)) {
 		pc.wall_interval_ns = run_index_wall_interval(summary, len);
 		free(summary);
 	}
-	err = walk_files(dir, FILES_MAX, write_page, &pc);
+	err = walk_files(dir, WALK_ENTRIES_MAX, write_page, &pc);
 	*pages = pc.pages;
 	return err ? err : pc.first_err;
 }
@@ -195,8 +211,7 @@ uint64_t run_index_wall_unit_near(const char *in)
 		if (slash)
 			*slash = '\0';
 		snprintf(path, sizeof(path), "%s/summary.json", slash ? dir : ".");
-		text = file_slurp(path, SUMMARY_MAX, &len);
-		if (text) {
+		if (!file_read_prefix(path, SUMMARY_HEAD_MAX, &text, &len)) {
 			unit = run_index_wall_interval(text, len);
 			free(text);
 			return unit;

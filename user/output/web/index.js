@@ -1,5 +1,5 @@
 'use strict';
-// sparkprof run index: summary.json and the folder's files (embedded by
+// sparkprof run index: summary.json and the folder's pages (embedded by
 // user/record/run_index.c) as tables, links and a stage timeline.
 (function () {
   const root = document.getElementById('run');
@@ -77,8 +77,7 @@
   // Every other flame graph in the folder, so that none is out of reach.
   const rest = [...files].filter(f => f.endsWith('.html') && !linked.has(f)).sort();
   if (rest.length) section('Other flame graphs').append(el('ul', {}, ...rest.map(f => el('li', {}, el('a', { href: encodeURI(f) }, f)))));
-  const data = [...files].filter(f => !f.endsWith('.html')).sort();
-  if (data.length) section('Files').append(el('p', {}, `${data.length} profiles (.folded, .jfr${data.some(f => f.endsWith('.pb.gz')) ? ', .pb.gz' : ''}) in this folder.`));
+  if (DATA.profiles) section('Files').append(el('p', {}, `${num(DATA.profiles)} profiles (.folded, .jfr${DATA.pprof ? ', .pb.gz' : ''}) in this folder.`));
 
   function timeline(stages, duration, prefix) {
     const NS = 'http://www.w3.org/2000/svg', W = 900, L = 90, R = 30, ROW = 18;
