@@ -273,7 +273,7 @@ def test_record_writes_pages_and_index_links_them(tmp_path, browser):
     # the index names pages and counts the other files
     profiles = [p for p in glob.glob(str(out / "**" / "*"), recursive=True)
                 if p.endswith((".folded", ".jfr", ".jfr.gz", ".pb.gz"))]
-    assert len(profiles) > 3 and f"{len(profiles)} profiles (.folded, .jfr)" in run_text, run_text
+    assert len(profiles) > 3 and f"{len(profiles):,} profiles (.folded, .jfr)" in run_text, run_text
 
     open_clean(browser, out / "all.wall.html")
     assert browser.eval("document.title").startswith("Wall clock: the node")

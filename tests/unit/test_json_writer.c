@@ -94,7 +94,7 @@ static void check_stream(void)
 
 			memset(text, 'a', size);
 			memcpy(text + at, tails[t], n);
-			memcpy(text + 2 * piece - 2, tails[t], n); /* and across the second */
+			memcpy(text + 2 * piece - 2, tails[t], n); /* and near the second */
 			text[size] = '\0';
 			want = escaped_string(text);
 			got = escaped_fd(text, size, size, &err);

@@ -13,10 +13,11 @@
 #include <unistd.h>
 
 #include "base/path_util.h"
+#include "dir_entries.h"
 #include "tap.h"
 
 struct seen {
-	char names[64][64];
+	char names[64][128];
 	int n, calls, stop_at;
 	size_t heap_base, heap_peak;
 };
@@ -83,36 +84,49 @@ int main(void)
 	CHECK(symlink("all.folded", path) == 0, "a symlink to a file");
 	snprintf(path, sizeof(path), "%s/fifo", root);
 	CHECK(mkfifo(path, 0600) == 0, "a fifo");
-	/* 40 folders deep: a file at depth 5 is seen, one at depth 40 is not */
+	/* 40 folders deep: files 5 and 32 folders down are seen, those 33
+	 * and 40 down are not */
 	snprintf(path, sizeof(path), "%s", root);
 	for (int d = 0; d < 40; d++) {
 		strcat(path, "/d");
 		mkdir(path, 0755);
-		if (d == 4 || d == 39)
+		if (d == 4 || d == 31 || d == 32 || d == 39)
 			touch(path, "deep.folded");
 	}
+	int fds = dir_entries("/proc/self/fd");
 
 	err = walk_files(root, WALK_ENTRIES_MAX, remember, &s);
 	CHECK(err == 0, "walk: %d", err);
-	CHECK(s.n == 4 && has(&s, "all.folded") && has(&s, "app/exec-1/stage-3.folded") &&
-		      has(&s, "app/exec-1/stage-3.html") && has(&s, "d/d/d/d/d/deep.folded"),
+	CHECK(s.n == 5 && has(&s, "all.folded") && has(&s, "app/exec-1/stage-3.folded") &&
+		      has(&s, "app/exec-1/stage-3.html") && has(&s, "d/d/d/d/d/deep.folded") &&
+		      has(&s, "d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/"
+			      "deep.folded"),
 	      "every regular file once, by its name below the root; no symlink, fifo or file "
-	      "past 32 folders (%d files)", s.n);
+	      "more than 32 folders down (%d files)", s.n);
 
 	memset(&s, 0, sizeof(s));
 	snprintf(with_slash, sizeof(with_slash), "%s//", root);
-	CHECK(walk_files(with_slash, WALK_ENTRIES_MAX, remember, &s) == 0 && s.n == 4 &&
+	CHECK(walk_files(with_slash, WALK_ENTRIES_MAX, remember, &s) == 0 && s.n == 5 &&
 		      has(&s, "all.folded"),
 	      "a root given with slashes at its end names files the same way");
 
 	memset(&s, 0, sizeof(s));
-	s.stop_at = 2;
-	CHECK(walk_files(root, WALK_ENTRIES_MAX, remember, &s) == 7 && s.calls == 2,
-	      "what fn returns stops the walk and is returned, from any depth");
+	s.stop_at = 1;
+	snprintf(path, sizeof(path), "%s/app", root);
+	CHECK(walk_files(path, WALK_ENTRIES_MAX, remember, &s) == 7 && s.calls == 1,
+	      "what fn returns in a folder below stops the walk and is returned");
 
+	snprintf(path, sizeof(path), "%s/flat", root);
+	mkdir(path, 0755);
+	for (int i = 0; i < 10; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "flat/%d.jfr", i);
+		touch(root, name);
+	}
 	memset(&s, 0, sizeof(s));
-	CHECK(walk_files(root, 3, remember, &s) == 0 && s.calls <= 3,
-	      "max_entries bounds the walk (%d files seen of 3 entries)", s.calls);
+	CHECK(walk_files(path, 3, remember, &s) == 0 && s.calls == 3,
+	      "max_entries bounds the walk (%d of 10 files seen, 3 allowed)", s.calls);
 
 	snprintf(path, sizeof(path), "%s/none", root);
 	CHECK(walk_files(path, WALK_ENTRIES_MAX, remember, &s) == -ENOENT,
@@ -136,6 +150,7 @@ int main(void)
 	CHECK(err == 0 && s.calls == 100000, "100,000 files in one folder all seen (%d)", s.calls);
 	CHECK(s.heap_peak - s.heap_base < 256 * 1024,
 	      "walking them held %zu KiB of heap (under 256)", (s.heap_peak - s.heap_base) >> 10);
+	CHECK(dir_entries("/proc/self/fd") == fds, "no descriptor left open by the walks");
 
 	snprintf(path, sizeof(path), "rm -rf '%s'", root);
 	CHECK(system(path) == 0, "cleaned up");

@@ -82,13 +82,11 @@ void sanitize_name_component(char *name)
 }
 
 /* A walk's state: the path being visited grows and shrinks in place, and
- * each folder on the way down holds one open directory stream, so memory
- * is one path and WALK_MAX_DEPTH streams whatever a folder holds (fts_read
- * held every entry of a folder: 72 MB for the index of an hour's 216,000
- * stage files in one executor's folder). */
+ * each folder on the way down holds one directory stream (32 KiB), so
+ * memory does not follow what a folder holds, as fts_read's did. */
 struct walk {
 	char path[PATH_MAX];
-	size_t root_len;            /* the root's name: path[0..root_len) */
+	const char *root;           /* as the caller named it */
 	size_t rel;                 /* where the name relative to the root starts */
 	long entries, max_entries;
 	int (*fn)(const char *path, const char *rel, void *ctx);
@@ -109,7 +107,7 @@ static int walk_dir(struct walk *w, int fd, size_t len, int depth)
 	int err = 0;
 
 	if (!d) {
-		sp_err("read the folder %s: %s", w->path, strerror(errno));
+		sp_err("read the folder %s: %s", len ? w->path : "/", strerror(errno));
 		close(fd);
 		return 0;
 	}
@@ -123,8 +121,8 @@ static int walk_dir(struct walk *w, int fd, size_t len, int depth)
 			continue;
 		w->path[len] = '\0';
 		if (++w->entries > w->max_entries) {
-			sp_err("%.*s holds more than %ld files and folders; the rest are left out",
-			       (int)w->root_len, w->path, w->max_entries);
+			sp_err("%s holds more than %ld files and folders; the rest are left out",
+			       w->root, w->max_entries);
 			w->full = true;
 			break;
 		}
@@ -159,7 +157,7 @@ static int walk_dir(struct walk *w, int fd, size_t len, int depth)
 	}
 	if (!err && !w->full && errno) {
 		w->path[len] = '\0';
-		sp_err("read the folder %s: %s", w->path, strerror(errno));
+		sp_err("read the folder %s: %s", len ? w->path : "/", strerror(errno));
 	}
 	w->path[len] = '\0';
 	closedir(d);
@@ -185,7 +183,7 @@ int walk_files(const char *dir, long max_entries,
 		return -ENAMETOOLONG;
 	}
 	memcpy(w->path, dir, len);
-	w->root_len = len;
+	w->root = dir;
 	w->rel = len == 1 && dir[0] == '/' ? 1 : len + 1;
 	w->max_entries = max_entries;
 	w->fn = fn;

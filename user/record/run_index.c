@@ -21,7 +21,8 @@
  * stages) and is copied into the index in pieces; the bound only limits
  * the time a hostile file can cost. */
 #define SUMMARY_MAX (1ull << 30)
-/* What `report` and `flame` need from it comes before its lists. */
+/* What `report` and `flame` need from it (wall_interval_ns) comes before
+ * its processes and executors. */
 #define SUMMARY_HEAD_MAX (1u << 20)
 
 static bool ends_with(const char *s, const char *suffix)
