@@ -384,3 +384,14 @@ def test_deep_and_empty_profiles_open(tmp_path, browser):
     assert browser.errors() == []
     open_clean(browser, flame(tmp_path, "", "empty.folded"))
     assert drawn(browser) == []
+
+
+def test_report_on_a_folder_with_a_fifo_for_summary_json_ends(tmp_path):
+    """A summary.json that is a FIFO (anyone can plant one in /tmp) must not
+    leave `report` waiting for a writer."""
+    (tmp_path / "all.folded").write_text("main;work 3\n")
+    os.mkfifo(tmp_path / "summary.json")
+    r = subprocess.run([SPARKPROF, "report", str(tmp_path)], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode in (0, 1) and "Traceback" not in r.stderr, r.stderr
+    assert (tmp_path / "all.html").exists()

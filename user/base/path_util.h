@@ -25,9 +25,10 @@ void sanitize_name_component(char *name);
  * dir, in directory order: a file fn adds to a folder being walked may or
  * may not be seen.  Memory stays small whatever a folder holds; time is
  * bounded by max_entries (files and folders seen) and a depth of 32
- * folders: past them, one message and the rest is left out.  Stops when fn returns non-zero and returns that; a
- * folder below dir that cannot be read is reported and left out; 0, or
- * -errno when dir cannot be opened (after a message). */
+ * folders: past them, one message and the rest is left out.  Stops when
+ * fn returns non-zero and returns that; a folder below dir that cannot be
+ * read is reported and left out; 0, or -errno when dir cannot be opened
+ * (after a message). */
 #define WALK_ENTRIES_MAX 1000000
 int walk_files(const char *dir, long max_entries,
 	       int (*fn)(const char *path, const char *rel, void *ctx), void *ctx);

@@ -9,7 +9,7 @@
 char *file_slurp(const char *path, size_t max_len, size_t *len)
 {
 	size_t cap = 64 * 1024, used = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO: no hang */
 	char *buf;
 	int saved;
 
@@ -111,7 +111,7 @@ int fd_read_prefix(int fd, size_t max, char **bufp, size_t *lenp)
 
 int file_read_prefix(const char *path, size_t max, char **bufp, size_t *lenp)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO: no hang */
 	int err;
 
 	if (fd < 0)

@@ -117,7 +117,8 @@ int run_index_write(const char *dir)
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/summary.json", dir) >= sizeof(path))
 		return -ENAMETOOLONG;
-	ic.summary_fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* a FIFO planted there reads as empty instead of waiting for a writer */
+	ic.summary_fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (ic.summary_fd < 0) {
 		err = -errno;
 		sp_err("read %s: %s", path, strerror(errno));
