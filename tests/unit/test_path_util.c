@@ -63,6 +63,20 @@ static void touch(const char *dir, const char *rel)
 		close(fd);
 }
 
+/* root/sub with n empty files 0SUFFIX, 1SUFFIX...; its path into path. */
+static void fill_folder(const char *root, const char *sub, int n, const char *suffix,
+			char path[PATH_MAX])
+{
+	snprintf(path, PATH_MAX, "%s/%s", root, sub);
+	mkdir(path, 0755);
+	for (int i = 0; i < n; i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "%s/%d%s", sub, i, suffix);
+		touch(root, name);
+	}
+}
+
 int main(void)
 {
 	char root[] = "/tmp/sparkprof-walk-XXXXXX", path[PATH_MAX], with_slash[PATH_MAX + 2];
@@ -116,14 +130,7 @@ int main(void)
 	CHECK(walk_files(path, WALK_ENTRIES_MAX, remember, &s) == 7 && s.calls == 1,
 	      "what fn returns in a folder below stops the walk and is returned");
 
-	snprintf(path, sizeof(path), "%s/flat", root);
-	mkdir(path, 0755);
-	for (int i = 0; i < 10; i++) {
-		char name[32];
-
-		snprintf(name, sizeof(name), "flat/%d.jfr", i);
-		touch(root, name);
-	}
+	fill_folder(root, "flat", 10, ".jfr", path);
 	memset(&s, 0, sizeof(s));
 	CHECK(walk_files(path, 3, remember, &s) == 0 && s.calls == 3,
 	      "max_entries bounds the walk (%d of 10 files seen, 3 allowed)", s.calls);
@@ -135,15 +142,8 @@ int main(void)
 	CHECK(walk_files(path, WALK_ENTRIES_MAX, remember, &s) == -ENOTDIR,
 	      "a root that is a file: -ENOTDIR");
 
-	/* a folder of 100,000 files: fts held all its entries (34 MB) */
-	snprintf(path, sizeof(path), "%s/many", root);
-	mkdir(path, 0755);
-	for (int i = 0; i < 100000; i++) {
-		char name[64];
-
-		snprintf(name, sizeof(name), "many/stage-%d.wall.folded", i);
-		touch(root, name);
-	}
+	/* a folder of 100,000 files: fts held all its entries (about 30 MB) */
+	fill_folder(root, "many", 100000, ".wall.folded", path);
 	memset(&s, 0, sizeof(s));
 	s.heap_base = s.heap_peak = heap_now();
 	err = walk_files(path, WALK_ENTRIES_MAX, remember, &s);
