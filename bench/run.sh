@@ -34,6 +34,8 @@ done
 build/bench/tree_merge stop 60000
 # Parking a stage: its tree from a profile of 200 stacks in a 1M-node table.
 build/bench/tree_merge stages 60000
+# index.html of an hour's folder (54,000 stages): time and peak RSS.
+python3 bench/run_index.py
 for extra in bench/offcpu*.sh; do
 	[ -x "$extra" ] && "$extra"
 done
