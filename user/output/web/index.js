@@ -74,8 +74,8 @@
     s.append(timeline(stages.filter(st => st.first_s !== undefined), S.duration_s || 0, prefix));
   }
 
-  // Every other flame graph in the folder, so that none is out of reach.
-  const rest = [...files].filter(f => f.endsWith('.html') && !linked.has(f)).sort();
+  // Every other flame graph (DATA.files names only pages), so that none is out of reach.
+  const rest = [...files].filter(f => !linked.has(f)).sort();
   if (rest.length) section('Other flame graphs').append(el('ul', {}, ...rest.map(f => el('li', {}, el('a', { href: encodeURI(f) }, f)))));
   if (DATA.profiles) section('Files').append(el('p', {}, `${num(DATA.profiles)} profiles (.folded, .jfr${DATA.pprof ? ', .pb.gz' : ''}) in this folder.`));
 
