@@ -12,7 +12,7 @@ int main(void)
 	struct jfr_pool *p = jfr_pool_new(31);
 	struct jfr_map m;
 	uint64_t a, b, c;
-	char v[32];
+	char v[64];
 	int bad = 0;
 
 	CHECK(p != NULL, "pool created");
@@ -73,6 +73,56 @@ int main(void)
 	      "after a reset a wanted key still belongs to its first value (%llu, %llu)",
 	      (unsigned long long)a, (unsigned long long)b);
 	CHECK(jfr_pool_count(p) == 2, "the new chunk holds both entries");
+	jfr_pool_free(p);
+
+	/* A Spark task thread is renamed for every task: one thread id,
+	 * a new value each time, over many chunks of one file. */
+	{
+		size_t first = 0;
+		uint64_t prev = 0;
+		int repeated = 0;
+
+		p = jfr_pool_new(22);
+		bad = 0;
+		for (int i = 0; i < 200000; i++) {
+			int n = snprintf(v, sizeof(v), "Executor task launch worker for task %d", i);
+			uint64_t k = jfr_pool_intern(p, v, n, 4242);
+
+			if (i == 0 ? k != 4242 : k < JFR_POOL_SPARE_KEYS)
+				bad++;
+			repeated += i && k == prev;
+			prev = k;
+			if (i % 100 == 99)
+				jfr_pool_reset(p);
+			if (i == 999)
+				first = jfr_pool_memory(p);
+		}
+		CHECK(!bad && !repeated, "each new name of thread 4242 gets a new spare key");
+		CHECK(jfr_pool_memory(p) == first,
+		      "200,000 renames over 2,000 chunks keep the pool at its size after 1,000 "
+		      "(%zu bytes, then %zu)", first, jfr_pool_memory(p));
+		jfr_pool_free(p);
+	}
+
+	/* Distinct thread ids: wanted keys are kept up to JFR_POOL_WANTED_MAX. */
+	p = jfr_pool_new(22);
+	bad = 0;
+	for (int i = 1; i <= JFR_POOL_WANTED_MAX + 5000; i++) {
+		int n = snprintf(v, sizeof(v), "t%d", i);
+		uint64_t k = jfr_pool_intern(p, v, n, (uint64_t)i);
+
+		if (i <= JFR_POOL_WANTED_MAX ? k != (uint64_t)i : k < JFR_POOL_SPARE_KEYS)
+			bad++;
+		if (i % 1000 == 0)
+			jfr_pool_reset(p);
+	}
+	CHECK(!bad, "%d thread ids keep their keys, the next 5000 get spare keys",
+	      JFR_POOL_WANTED_MAX);
+	a = jfr_pool_intern(p, "t7", 2, 7);
+	CHECK(a == 7, "a thread id kept before the bound still finds its key (%llu)",
+	      (unsigned long long)a);
+	CHECK(jfr_pool_memory(p) <= (2u << 20) + (128u << 10),
+	      "the kept keys stay within 2 MiB, beside the chunk's entries (%zu bytes)", jfr_pool_memory(p));
 	jfr_pool_free(p);
 
 	CHECK(jfr_hash("abc", 3, 1) != jfr_hash("abd", 3, 1), "hash differs for different bytes");

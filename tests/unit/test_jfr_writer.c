@@ -325,6 +325,7 @@ static void test_pages_released_between_chunks(const char *dir)
 	CHECK(peak - after > 4096, "its pages went back: RSS %ld KiB while it filled, %ld after",
 	      peak, after);
 	CHECK(jfr_writer_close(w) == 0, "and the writer goes on to close");
+	unlink(path);
 }
 
 int main(void)

@@ -147,15 +147,23 @@ uint64_t jfr_pool_intern(struct jfr_pool *pool, const void *value, size_t len,
 			return s->key;
 	}
 	if (want_key) {
-		uint64_t owner = jfr_map_get(&pool->taken, want_key);
+		uint64_t owner = want_key < JFR_POOL_SPARE_KEYS ?
+				 jfr_map_get(&pool->taken, want_key) : 0;
 
 		/* The key is free, or was given to this same value in an
-		 * earlier chunk; otherwise the value gets a spare key. */
-		if (owner && owner != h)
-			want_key = pool->next_spare++;
-		if (jfr_map_put(&pool->taken, want_key, h))
-			return 0;
-		key = want_key;
+		 * earlier chunk; otherwise the value gets a spare key.  Spare
+		 * keys count up and are never wanted, so taken does not keep
+		 * them: a Spark task thread is renamed for every task, and
+		 * keeping each name's spare key grew an executor's writer by
+		 * a slot a task for the whole run. */
+		if (want_key >= JFR_POOL_SPARE_KEYS || (owner && owner != h) ||
+		    (!owner && pool->taken.count >= JFR_POOL_WANTED_MAX)) {
+			key = pool->next_spare++;
+		} else {
+			if (!owner && jfr_map_put(&pool->taken, want_key, h))
+				return 0;
+			key = want_key;
+		}
 	} else {
 		key = pool->next_key++;
 	}

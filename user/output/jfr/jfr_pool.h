@@ -42,11 +42,17 @@ int jfr_pool_load_keys(struct jfr_pool *pool, const uint8_t **pos, const uint8_t
 
 /* First key handed out in place of a wanted key that is already taken. */
 #define JFR_POOL_SPARE_KEYS (1u << 30)
+/* Wanted keys a file keeps (a thread pool: distinct thread ids, 16 bytes
+ * each at most three quarters full, so 2 MiB at most); past them a new
+ * wanted key gets a spare key. */
+#define JFR_POOL_WANTED_MAX 65536
 
 /* Returns the key of the entry whose value bytes equal (value, len), adding
  * it if new.  want_key 0: keys are 1, 2, 3... over the pool's life;
  * otherwise the new entry gets want_key unless another value had it in this
- * file, then a key counting up from JFR_POOL_SPARE_KEYS.  Returns 0 when out
+ * file (or it is not below JFR_POOL_SPARE_KEYS, or the file already holds
+ * JFR_POOL_WANTED_MAX wanted keys), then a key counting up from
+ * JFR_POOL_SPARE_KEYS.  Returns 0 when out
  * of memory. */
 uint64_t jfr_pool_intern(struct jfr_pool *pool, const void *value, size_t len,
 			 uint64_t want_key);
