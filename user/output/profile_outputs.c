@@ -21,6 +21,7 @@
 #include "output/folded.h"
 #include "output/jfr/jfr_writer.h"
 #include "output/profile_outputs.h"
+#include "output/retired_index.h"
 #include "sparkprof_events.h"
 
 /* An output's profiles, by kind. */
@@ -81,20 +82,14 @@ struct saved_layers {
 	int n[PROFILE_KINDS];
 };
 
-/* Where each output created so far lies, by creation order: in memory
- * (PLACE_LIVE), or its retired record in the spill file (offset << 16 |
- * bytes).  8 bytes an output, and a slot of the retired index. */
+/* Where each output created so far lies, by creation order (the retired
+ * index's places): in memory (PLACE_LIVE), or its retired record in the
+ * spill file (offset << 16 | bytes).  The index also finds retired outputs
+ * by a 32-bit tag of their name's hash; a tag that matches is checked
+ * against the record's name. */
 #define PLACE_LIVE UINT64_MAX
 #define RECORD_MAX_BYTES 0xffffu
 #define PLACE_OFFSET_MAX (1ULL << 48)
-
-/* Retired outputs by name: open addressing over (seq + 1, a 32-bit tag of
- * the name's hash), at most half full; a tag that matches is checked
- * against the record's name. */
-struct retired_slot {
-	uint32_t seq1;
-	uint32_t tag;
-};
 
 struct profile_outputs {
 	struct output_settings settings;
@@ -103,11 +98,9 @@ struct profile_outputs {
 	struct frame *scratch;  /* a sample's frames under its state frame */
 	size_t scratch_cap;
 	struct stack_table *stacks;     /* every output's stacks, each once */
-	uint64_t *places;               /* by seq */
-	size_t nplaces, capplaces;
+	size_t nplaces;                 /* outputs made: the next seq */
 	size_t nretired;                /* places not PLACE_LIVE */
-	struct retired_slot *retired_index;
-	size_t retired_slots, nindexed; /* slots: a power of two */
+	struct retired_index *retired;
 	uint64_t generation;            /* bumped when outputs leave memory */
 	bool retire_off;                /* a record could not be written: park in memory */
 	size_t retired_failed;          /* retired outputs with a file not written */
@@ -207,8 +200,9 @@ struct profile_outputs *profile_outputs_new(const struct output_settings *settin
 	outs->by_name = strmap_new();
 	outs->stacks = stack_table_new();
 	outs->spill = spill_file_new(settings->dir, "counts");
+	outs->retired = outs->spill ? retired_index_new(outs->spill) : NULL;
 	outs->jfr_stacks = (struct jfr_stack_source){ table_frames, outs };
-	if (!outs->dir || !outs->by_name || !outs->stacks || !outs->spill) {
+	if (!outs->dir || !outs->by_name || !outs->stacks || !outs->spill || !outs->retired) {
 		profile_outputs_free(outs);
 		return NULL;
 	}
@@ -222,9 +216,8 @@ void profile_outputs_free(struct profile_outputs *outs)
 	if (outs->by_name)
 		strmap_free(outs->by_name, output_free);
 	stack_table_free(outs->stacks);
+	retired_index_free(outs->retired);
 	spill_file_free(outs->spill);
-	free(outs->places);
-	free(outs->retired_index);
 	free(outs->dir);
 	free(outs->scratch);
 	free(outs);
@@ -376,9 +369,9 @@ static struct profile_output *output_from_record(const void *data, size_t len,
 /* Output seq read back from its record (parked), or NULL with *err.  A
  * record that does not read back is reported once: each sample of its
  * output would ask again. */
-static struct profile_output *read_retired(struct profile_outputs *outs, uint32_t seq, int *err)
+static struct profile_output *read_retired(struct profile_outputs *outs, uint32_t seq,
+					   uint64_t place, int *err)
 {
-	uint64_t place = outs->places[seq];
 	struct spill_ref ref = { place >> 16, place & RECORD_MAX_BYTES };
 	struct profile_output *o;
 	void *data;
@@ -400,35 +393,32 @@ static uint32_t name_tag(uint64_t hash)
 	return (uint32_t)(hash >> 32);
 }
 
-/* Puts sl in the first empty slot from its tag on (slots: a power of
- * two).  Slots are placed by their tag: the names are in the records only. */
-static void place_slot(struct retired_slot *idx, size_t slots, struct retired_slot sl)
+struct name_search {
+	struct profile_outputs *outs;
+	const char *name;
+	struct profile_output *found;
+	int err;
+};
+
+/* A retired output whose name has the tag: read back, and kept if it is
+ * the one (1 stops the search). */
+static int check_retired(uint32_t seq, void *ctx)
 {
-	size_t j;
+	struct name_search *ns = ctx;
+	struct profile_output *o;
+	uint64_t place;
 
-	for (j = sl.tag & (slots - 1); idx[j].seq1; j = (j + 1) & (slots - 1))
-		;
-	idx[j] = sl;
-}
-
-static int index_retired(struct profile_outputs *outs, uint32_t seq, uint64_t hash)
-{
-	if ((outs->nindexed + 1) * 2 > outs->retired_slots) {
-		size_t slots = outs->retired_slots ? outs->retired_slots * 2 : 1024;
-		struct retired_slot *idx = calloc(slots, sizeof(*idx));
-
-		if (!idx)
-			return -ENOMEM;
-		for (size_t i = 0; i < outs->retired_slots; i++)
-			if (outs->retired_index[i].seq1)
-				place_slot(idx, slots, outs->retired_index[i]);
-		free(outs->retired_index);
-		outs->retired_index = idx;
-		outs->retired_slots = slots;
+	if ((ns->err = retired_index_place(ns->outs->retired, seq, &place)))
+		return 1;
+	if (!place || place == PLACE_LIVE)
+		return 0;
+	if (!(o = read_retired(ns->outs, seq, place, &ns->err)))
+		return 1;
+	if (!strcmp(o->name, ns->name)) {
+		ns->found = o;
+		return 1;
 	}
-	place_slot(outs->retired_index, outs->retired_slots,
-		   (struct retired_slot){ seq + 1, name_tag(hash) });
-	outs->nindexed++;
+	output_free(o);
 	return 0;
 }
 
@@ -437,34 +427,24 @@ static int index_retired(struct profile_outputs *outs, uint32_t seq, uint64_t ha
 static struct profile_output *find_retired(struct profile_outputs *outs, const char *name,
 					   uint64_t hash, int *err)
 {
-	uint32_t tag = name_tag(hash);
+	struct name_search ns = { .outs = outs, .name = name };
+	int ret;
 
 	*err = 0;
 	if (!outs->nretired)
 		return NULL;
-	for (size_t j = tag & (outs->retired_slots - 1); outs->retired_index[j].seq1;
-	     j = (j + 1) & (outs->retired_slots - 1)) {
-		struct retired_slot sl = outs->retired_index[j];
-		struct profile_output *o;
-
-		if (sl.tag != tag || outs->places[sl.seq1 - 1] == PLACE_LIVE)
-			continue;
-		o = read_retired(outs, sl.seq1 - 1, err);
-		if (!o)
-			return NULL;
-		if (!strcmp(o->name, name))
-			return o;
-		output_free(o);
-	}
-	return NULL;
+	ret = retired_index_find(outs->retired, name_tag(hash), check_retired, &ns);
+	*err = ret < 0 ? ret : ns.err;
+	return *err ? NULL : ns.found;
 }
 
 /* Takes a parked output out of memory: what it is (texts, stats, errors,
  * where its saved trees and JFR keys lie) goes to the spill file as one
  * record, and its place by creation order says where.  A Spark
  * application starts stages by the thousand an hour: each kept about
- * 500 bytes of heap for the whole run; now it keeps 8 bytes and an index
- * slot.  0, or -errno with o still in memory. */
+ * 500 bytes of heap for the whole run, then 36 (a place and an index
+ * slot); now the index is in the spill file too.  0, or -errno with o
+ * still in memory. */
 static int retire(struct profile_outputs *outs, struct profile_output *o)
 {
 	struct retired_head h = {
@@ -493,11 +473,13 @@ static int retire(struct profile_outputs *outs, struct profile_output *o)
 		return err;
 	if (ref.offset >= PLACE_OFFSET_MAX)
 		return -EFBIG;
-	if (!o->indexed && (err = index_retired(outs, o->seq, strmap_hash(o->name,
-										   strlen(o->name)))))
+	if (!o->indexed &&
+	    (err = retired_index_add_name(outs->retired,
+					  name_tag(strmap_hash(o->name, strlen(o->name))), o->seq)))
 		return err;
 	o->indexed = true;
-	outs->places[o->seq] = ref.offset << 16 | ref.bytes;
+	if ((err = retired_index_set_place(outs->retired, o->seq, ref.offset << 16 | ref.bytes)))
+		return err;
 	outs->nretired++;
 	outs->retired_failed += output_failed(o);
 	strmap_remove(outs->by_name, o->name, strlen(o->name));
@@ -521,25 +503,24 @@ struct profile_output *profile_outputs_get(struct profile_outputs *outs, const c
 	if (err)
 		return NULL;
 	if (!o) {
-		if (outs->nplaces >= UINT32_MAX ||
-		    grow_array((void **)&outs->places, &outs->capplaces, outs->nplaces + 1,
-			       sizeof(*outs->places)) ||
-		    !(o = output_new(outs, name, labels, nlabels)))
+		if (outs->nplaces >= UINT32_MAX || !(o = output_new(outs, name, labels, nlabels)))
 			return NULL;
-		o->seq = (uint32_t)outs->nplaces++;
+		o->seq = (uint32_t)outs->nplaces;
 	}
 	slot = strmap_slot(outs->by_name, name, len, &inserted);
-	if (!slot) {
-		if (!o->indexed) /* else read back: it stays retired */
-			outs->nplaces--;
+	if (!slot || retired_index_set_place(outs->retired, o->seq, PLACE_LIVE)) {
+		/* A read-back output stays retired: its place is unchanged. */
+		if (slot)
+			strmap_remove(outs->by_name, name, len);
 		output_free(o);
 		return NULL;
 	}
 	if (o->indexed) {
 		outs->nretired--;
 		outs->retired_failed -= output_failed(o);
+	} else {
+		outs->nplaces++;
 	}
-	outs->places[o->seq] = PLACE_LIVE;
 	*slot = o;
 	return o;
 }
@@ -1361,9 +1342,7 @@ void profile_outputs_memory(const struct profile_outputs *outs, struct output_me
 				       .spill_disk_bytes = spill_file_disk_bytes(outs->spill),
 				       .outputs = outs->nplaces,
 				       .parked = outs->nretired,
-				       .retired_index = outs->nplaces * sizeof(*outs->places) +
-							outs->retired_slots *
-								sizeof(*outs->retired_index) };
+				       .retired_index = retired_index_memory(outs->retired) };
 	strmap_foreach(outs->by_name, add_memory, out);
 }
 
@@ -1429,16 +1408,20 @@ int profile_outputs_foreach(struct profile_outputs *outs,
 	qsort(live.o, live.n, sizeof(*live.o), by_seq);
 	for (size_t seq = 0, k = 0; seq < outs->nplaces && !ret; seq++) {
 		struct profile_output *o;
+		uint64_t place;
 
-		if (outs->places[seq] == PLACE_LIVE) {
-			if (k < live.n && live.o[k]->seq == seq)
-				ret = fn(live.o[k]->name, live.o[k], ctx);
+		/* The live ones are all in memory: by seq, as the places say. */
+		if (k < live.n && live.o[k]->seq == seq) {
+			ret = fn(live.o[k]->name, live.o[k], ctx);
 			k++;
 			continue;
 		}
-		/* A record that does not read back was reported: the others
-		 * are still visited. */
-		if ((o = read_retired(outs, (uint32_t)seq, &err))) {
+		/* A record (or a place) that does not read back was reported:
+		 * the others are still visited. */
+		if (retired_index_place(outs->retired, (uint32_t)seq, &place) || !place ||
+		    place == PLACE_LIVE)
+			continue;
+		if ((o = read_retired(outs, (uint32_t)seq, place, &err))) {
 			ret = fn(o->name, o, ctx);
 			output_free(o);
 		}

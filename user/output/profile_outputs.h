@@ -130,7 +130,7 @@ struct output_memory {
 	size_t jfr;             /* open JFR writers */
 	size_t jfr_writers, jfr_largest; /* how many are open, the largest's bytes */
 	size_t outputs, parked; /* outputs, and how many are parked (most of them retired) */
-	size_t retired_index;   /* what finds those: 8 bytes and an index slot each */
+	size_t retired_index;   /* what finds those (retired_index_memory) */
 	uint64_t epochs;        /* times the stack table was started afresh */
 	uint64_t epoch_ns, epoch_longest_ns; /* time they took, all and the longest */
 	uint64_t epoch_bytes;   /* trees they wrote to the spill file */
