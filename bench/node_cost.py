@@ -68,6 +68,10 @@ SPARKPROF = os.environ.get("SPARKPROF_BENCH_BIN", os.path.join(ROOT, "sparkprof"
 HOT = os.path.join(ROOT, "build", "progs", "hot_functions")
 HELPER = os.path.join(ROOT, "build", "libsparkprof-agent.so")
 JDK17 = "/usr/lib/jvm/java-17-openjdk-amd64"
+# The newest JDK here (Temurin 25): the hour's churn JVM runs on it, as
+# JDK 17 stops CodeChurn about one hour in two (docs/helper.md).
+JDK_NEWEST = max(glob.glob("/usr/lib/jvm/temurin-*-jdk-*"), default=JDK17,
+                 key=lambda d: int(re.search(r"temurin-(\d+)", d).group(1)))
 ASYNC_PROFILER = "/var/cache/sparkprof-deps/async-profiler-4.2/libasyncProfiler.so"
 NCPU = os.cpu_count() or 1
 TICK = os.sysconf("SC_CLK_TCK")
@@ -450,10 +454,10 @@ def helper_logs(summary):
     return out
 
 
-def start_churn(work, seconds, helper_opts=""):
+def start_churn(work, seconds, helper_opts="", jdk=JDK17):
     """CodeChurn under the helper with an 8 MiB code cache, running."""
     classes = compile_churn(work)
-    jvm = subprocess.Popen([os.path.join(JDK17, "bin", "java"), helper_arg(helper_opts),
+    jvm = subprocess.Popen([os.path.join(jdk, "bin", "java"), helper_arg(helper_opts),
                             "-XX:+PreserveFramePointer", "-XX:ReservedCodeCacheSize=8m",
                             f"-XX:ErrorFile={work}/hs_err_pid%p.log",
                             "-cp", classes, "CodeChurn", str(seconds), classes],
@@ -754,7 +758,7 @@ def bench_soak(cfg, work):
     run_dir = os.path.join(work, "soak")
     os.makedirs(run_dir)
     go, release = os.path.join(run_dir, "go"), os.path.join(run_dir, "release")
-    churn = start_churn(work, seconds + 120, cfg["helper_opts"])
+    churn = start_churn(work, seconds + 120, cfg["helper_opts"], JDK_NEWEST)
     errlog = open(os.path.join(run_dir, "driver.log"), "w")
     driver = subprocess.Popen([sys.executable, os.path.join(ROOT, "bench", "spark_queries.py"),
                                "run", data, "local-cluster[2,1,1024]",
@@ -813,6 +817,7 @@ def bench_soak(cfg, work):
             "memory": s.get("memory"), "helper_logs": logs, "helper_opts": cfg["helper_opts"],
             "reopened": sum(o.get("reopened", 0) for o in s.get("outputs", [])),
             "churn_died_s": churn_died, "stop_profile": stop_profile,
+            "churn_jdk": os.path.basename(JDK_NEWEST),
             "stop_s": stop_s, "stop_wrote": stop_wrote, "stage_outputs": stages, "bytes": size,
             "rounds": res.get("rounds"), "load": (lm.runnable, lm.loadavg), "seconds": seconds}
 
@@ -954,7 +959,8 @@ def report(mode, m, res):
         ser = so["series"]
         L += ["", "## 7. Memory over a long run: `record -a --wall` beside a Spark application",
               "", "pyspark local-cluster[2,1,1024] running part 6's queries again and again "
-              "(with the helper), and CodeChurn (part 4) beside it; VmRSS of sparkprof every "
+              "(with the helper), and CodeChurn (part 4) beside it on "
+              f"{so.get('churn_jdk', 'JDK 17')}; VmRSS of sparkprof every "
               f"{so['series'][1][0] - so['series'][0][0] if len(ser) > 1 else '?'} s; "
               "stop = SIGINT to exit.", "",
               "| duration | query rounds | stage outputs | RSS first | at 1/4 | at 1/2 | at 3/4 "
