@@ -3,7 +3,7 @@
  * none named in the folder; the file's size is theirs; a read of part of
  * one, short at the end; texts read back to their NUL; a blob written in
  * pieces; a blob given back leaves a hole on disk and its neighbours as
- * they were. */
+ * they were; a blob written over in place. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -90,6 +90,22 @@ int main(void)
 	CHECK(spill_file_get(spill, &rtext, &bytes) == 0 && bytes &&
 	      !memcmp(bytes, texts, sizeof(texts)), "and the one before it");
 	free(bytes);
+	{
+		char other[sizeof(small)];
+		uint64_t size = spill_file_bytes(spill);
+
+		memset(other, 'x', sizeof(other));
+		CHECK(spill_file_rewrite(spill, &rsmall, other, sizeof(other)) == 0 &&
+		      spill_file_get(spill, &rsmall, &bytes) == 0 && bytes &&
+		      !memcmp(bytes, other, sizeof(other)) && spill_file_bytes(spill) == size,
+		      "a blob written over in place reads back new, the file's size unchanged");
+		free(bytes);
+		CHECK(spill_file_get(spill, &rafter, &bytes) == 0 && bytes &&
+		      !memcmp(bytes, small, sizeof(small)), "its neighbours are as they were");
+		free(bytes);
+		CHECK(spill_file_rewrite(spill, &rsmall, other, sizeof(other) - 1) == -EINVAL,
+		      "a rewrite of another length is refused");
+	}
 	spill_file_free(spill);
 	free(big);
 	CHECK(rmdir(dir) == 0, "the folder is left empty");

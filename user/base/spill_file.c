@@ -101,6 +101,23 @@ int spill_file_put(struct spill_file *s, const void *data, size_t len,
 	return err;
 }
 
+int spill_file_rewrite(struct spill_file *s, const struct spill_ref *ref, const void *data,
+		       size_t len)
+{
+	ssize_t w;
+	int err;
+
+	if (len != ref->bytes || s->fd < 0 || ref->offset + ref->bytes > s->end)
+		return -EINVAL;
+	w = pwrite(s->fd, data, len, (off_t)ref->offset);
+	if (w != (ssize_t)len) {
+		err = w < 0 ? -errno : -ENOSPC;
+		sp_err("saving %s in %s: %s", s->what, s->dir, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 /* Each hole splits the file's extents, and the file system frees a file
  * of many extents slowly: with 50,000 holes in 2 GiB, closing it took
  * 3.4 s (0.5 s without), at the end of every long recording.  The room is

@@ -40,6 +40,12 @@ int spill_file_get(struct spill_file *spill, const struct spill_ref *ref,
 int spill_file_append(struct spill_file *spill, const void *data, size_t len,
 		      struct spill_ref *ref);
 
+/* Writes len bytes over the blob at ref, which must hold exactly len: a
+ * blob that changes in place (a page of the retired outputs' places).  0
+ * or -errno as put; -EINVAL for another length. */
+int spill_file_rewrite(struct spill_file *spill, const struct spill_ref *ref, const void *data,
+		       size_t len);
+
 /* The blob at ref will not be read again: when it is large (256 KiB or
  * more) the file gives its whole pages back to the file system (a hole),
  * so that a long recording's file does not keep the room of the trees it
