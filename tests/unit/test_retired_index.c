@@ -1,7 +1,7 @@
 /* test_retired_index.c - the places and names of retired outputs, kept in
  * the spill file: every place and name comes back right after pages went
  * out and runs were merged, in order or not; memory does not grow with
- * the count (300,000 outputs); a tag shared by many outputs gives each;
+ * the count (300,000 outputs), nor the file with pages changed again; a tag shared by many outputs gives each;
  * a spill file that cannot be written keeps every place in memory and
  * refuses a name without losing those added. */
 #include <errno.h>
@@ -103,6 +103,25 @@ int main(void)
 	retired_index_set_place(ix, 17, place_of(17));
 	retired_index_set_place(ix, 200000, place_of(200000));
 	retired_index_set_place(ix, OUTPUTS - 1, place_of(OUTPUTS - 1));
+	{
+		uint64_t before = spill_file_bytes(spill);
+
+		/* Outputs read back and retired again, all over the run: each
+		 * changes a page that has gone out before. */
+		for (int round = 0; round < 3; round++)
+			for (uint32_t s = 5; s < OUTPUTS; s += 4096)
+				if (retired_index_set_place(ix, s, place_of(s) + round + 1))
+					bad++;
+		for (uint32_t s = 5; s < OUTPUTS; s += 4096)
+			if (retired_index_place(ix, s, &place) || place != place_of(s) + 3)
+				bad++;
+		CHECK(!bad && spill_file_bytes(spill) == before,
+		      "pages changed again are written over their copies: the file stays at "
+		      "%llu bytes (%llu)", (unsigned long long)before,
+		      (unsigned long long)spill_file_bytes(spill));
+		for (uint32_t s = 5; s < OUTPUTS; s += 4096)
+			retired_index_set_place(ix, s, place_of(s));
+	}
 
 	for (uint32_t s = 0; s < OUTPUTS; s++) {
 		ret = find(ix, s, &l);

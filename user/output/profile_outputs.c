@@ -105,6 +105,7 @@ struct profile_outputs {
 	bool retire_off;                /* a record could not be written: park in memory */
 	size_t retired_failed;          /* retired outputs with a file not written */
 	bool told_unreadable;           /* a record did not read back: said once */
+	bool told_places;               /* a place could not be read or set: said once */
 	uint64_t newest_sample_ns, last_sweep_ns;
 	struct spill_file *spill;      /* saved trees of counts, JFR key states */
 	bool parking_off;               /* a write or the spill failed: keep all in memory */
@@ -393,6 +394,17 @@ static uint32_t name_tag(uint64_t hash)
 	return (uint32_t)(hash >> 32);
 }
 
+/* Says once that the places of retired outputs could not be read or
+ * set: err. */
+static void places_unreadable(struct profile_outputs *outs, int err)
+{
+	if (!outs->told_places) {
+		sp_err("%s: the places of retired outputs in the spill file: %s; the outputs "
+		       "that need them are left out", outs->dir, strerror(-err));
+		outs->told_places = true;
+	}
+}
+
 struct name_search {
 	struct profile_outputs *outs;
 	const char *name;
@@ -408,8 +420,10 @@ static int check_retired(uint32_t seq, void *ctx)
 	struct profile_output *o;
 	uint64_t place;
 
-	if ((ns->err = retired_index_place(ns->outs->retired, seq, &place)))
+	if ((ns->err = retired_index_place(ns->outs->retired, seq, &place))) {
+		places_unreadable(ns->outs, ns->err);
 		return 1;
+	}
 	if (!place || place == PLACE_LIVE)
 		return 0;
 	if (!(o = read_retired(ns->outs, seq, place, &ns->err)))
@@ -508,10 +522,12 @@ struct profile_output *profile_outputs_get(struct profile_outputs *outs, const c
 		o->seq = (uint32_t)outs->nplaces;
 	}
 	slot = strmap_slot(outs->by_name, name, len, &inserted);
-	if (!slot || retired_index_set_place(outs->retired, o->seq, PLACE_LIVE)) {
+	if (!slot || (err = retired_index_set_place(outs->retired, o->seq, PLACE_LIVE))) {
 		/* A read-back output stays retired: its place is unchanged. */
-		if (slot)
+		if (slot) {
 			strmap_remove(outs->by_name, name, len);
+			places_unreadable(outs, err);
+		}
 		output_free(o);
 		return NULL;
 	}
@@ -1416,10 +1432,13 @@ int profile_outputs_foreach(struct profile_outputs *outs,
 			k++;
 			continue;
 		}
-		/* A record (or a place) that does not read back was reported:
+		/* A record (or a place) that does not read back is reported:
 		 * the others are still visited. */
-		if (retired_index_place(outs->retired, (uint32_t)seq, &place) || !place ||
-		    place == PLACE_LIVE)
+		if ((err = retired_index_place(outs->retired, (uint32_t)seq, &place))) {
+			places_unreadable(outs, err);
+			continue;
+		}
+		if (!place || place == PLACE_LIVE)
 			continue;
 		if ((o = read_retired(outs, (uint32_t)seq, place, &err))) {
 			ret = fn(o->name, o, ctx);

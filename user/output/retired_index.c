@@ -39,11 +39,11 @@ struct retired_index {
 	size_t npages, cappages, resident;
 	uint64_t clock;
 	uint64_t nplaces;       /* highest seq set, plus one */
+	bool writes_off;        /* a page did not write: changed pages stay in memory */
 	struct name_entry *table;
 	size_t ntable;
 	struct name_run *runs;
 	size_t nruns, capruns;
-	bool merge_off;         /* a merge failed: later runs stay apart */
 	struct name_entry block[BLOCK_NAMES];
 };
 
@@ -76,29 +76,32 @@ void retired_index_free(struct retired_index *ix)
 /* ---- places ---- */
 
 /* Takes the least recently used page but want out of memory, writing it
- * to the spill file if it changed: its memory, or NULL when none can go
- * (then the caller allocates, and memory grows rather than losing a
- * place). */
+ * to the spill file if it changed (over its copy, once it has one): its
+ * memory, or NULL when none can go.  Then the caller allocates, and memory
+ * grows rather than losing a place; after a failed write only unchanged
+ * pages go, so a full disk costs one message. */
 static uint64_t *evict_page(struct retired_index *ix, size_t want)
 {
 	struct place_page *lru = NULL;
 	uint64_t *mem;
+	int err;
 
 	for (size_t i = 0; i < ix->npages; i++) {
 		struct place_page *p = &ix->pages[i];
 
-		if (p->mem && i != want && (!lru || p->used < lru->used))
+		if (p->mem && i != want && !(p->dirty && ix->writes_off) &&
+		    (!lru || p->used < lru->used))
 			lru = p;
 	}
 	if (!lru)
 		return NULL;
 	if (lru->dirty) {
-		struct spill_ref ref;
-
-		if (spill_file_put(ix->spill, lru->mem, PAGE_BYTES, &ref))
+		err = lru->ref.bytes ? spill_file_rewrite(ix->spill, &lru->ref, lru->mem, PAGE_BYTES)
+				     : spill_file_put(ix->spill, lru->mem, PAGE_BYTES, &lru->ref);
+		if (err) {
+			ix->writes_off = true;
 			return NULL;
-		spill_file_discard(ix->spill, &lru->ref);
-		lru->ref = ref;
+		}
 		lru->dirty = false;
 	}
 	mem = lru->mem;
@@ -316,10 +319,11 @@ static int flush_table(struct retired_index *ix)
 		return err;
 	memset(ix->table, 0, TABLE_SLOTS * sizeof(*ix->table));
 	ix->ntable = 0;
-	while (!ix->merge_off && ix->nruns >= 2 &&
-	       ix->runs[ix->nruns - 2].count <= ix->runs[ix->nruns - 1].count)
+	/* A merge that fails leaves the runs as they were: the next flush
+	 * tries again. */
+	while (ix->nruns >= 2 && ix->runs[ix->nruns - 2].count <= ix->runs[ix->nruns - 1].count)
 		if (merge_newest(ix))
-			ix->merge_off = true;  /* runs stay apart: finds read more */
+			break;
 	return 0;
 }
 

@@ -27,8 +27,9 @@ void retired_index_free(struct retired_index *ix);
 
 /* Sets the place of seq, which must be at most one past the highest seq
  * set so far (a new output).  A place is any value but 0, which reads as
- * "none".  0, or -errno (-ENOMEM, or the spill file's, after its sp_err
- * line). */
+ * "none".  0, or -errno: -ENOMEM, -EIO for a page that does not read back
+ * whole, or a failed read's (which the spill file reports once); the
+ * caller says what it could not do. */
 int retired_index_set_place(struct retired_index *ix, uint32_t seq, uint64_t place);
 /* *place: what seq was set to, 0 for none.  0 or -errno as above. */
 int retired_index_place(struct retired_index *ix, uint32_t seq, uint64_t *place);
