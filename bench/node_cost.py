@@ -49,6 +49,7 @@ Prints a markdown report and writes it to bench/results/node_cost-DATE.md
 import argparse
 import datetime
 import glob
+import itertools
 import json
 import os
 import platform
@@ -467,6 +468,17 @@ def start_churn(work, seconds, helper_opts="", jdk=JDK17):
     return jvm
 
 
+def hs_err_reason(work):
+    """The header of a JVM's fatal error file in work (its -XX:ErrorFile):
+    what stopped it, in the JVM's words; None when there is none."""
+    for path in sorted(glob.glob(os.path.join(work, "hs_err_pid*.log"))):
+        with open(path, errors="replace") as f:
+            head = [line.rstrip()[2:] for line in itertools.islice(f, 40)
+                    if line.startswith("# ") and line.strip() != "#"]
+        return " / ".join(head[:8])
+    return None
+
+
 def start_wall_recording(out, target=("-a",), options=(), stderr_to=None):
     """`sparkprof record -a --wall -o out` (or another target, more
     options), attached, its standard error copied to the file stderr_to;
@@ -807,6 +819,7 @@ def bench_soak(cfg, work):
         end_spark_run(sp, driver, errlog, locals().get("app_id"))
         churn.kill()
         churn.wait()
+    churn_error = hs_err_reason(work) if churn_died is not None else None
     shutil.rmtree(run_dir, ignore_errors=True)
     log(f"soak: RSS {series[0][1] // 1024} -> {series[-1][1] // 1024} MiB over {seconds} s, "
         f"max {maxrss // 1024} MiB, {stages} stage outputs, {res.get('rounds')} rounds, "
@@ -817,7 +830,7 @@ def bench_soak(cfg, work):
             "memory": s.get("memory"), "helper_logs": logs, "helper_opts": cfg["helper_opts"],
             "reopened": sum(o.get("reopened", 0) for o in s.get("outputs", [])),
             "churn_died_s": churn_died, "stop_profile": stop_profile,
-            "churn_jdk": os.path.basename(JDK_NEWEST),
+            "churn_jdk": os.path.basename(JDK_NEWEST), "churn_error": churn_error,
             "stop_s": stop_s, "stop_wrote": stop_wrote, "stage_outputs": stages, "bytes": size,
             "rounds": res.get("rounds"), "load": (lm.runnable, lm.loadavg), "seconds": seconds}
 
@@ -1039,7 +1052,9 @@ def report(mode, m, res):
             L += [f"- {ms} ms `{k}`" for k, ms in sprof["top_ms"]]
         if so.get("churn_died_s") is not None:
             L += ["", f"**CodeChurn exited early, by {so['churn_died_s']:.0f} s**: the run "
-                  "after that had no JIT churn beside Spark."]
+                  "after that had no JIT churn beside Spark."
+                  + (f" Its JVM's fatal error file: {so['churn_error']}"
+                     if so.get("churn_error") else "")]
     return "\n".join(L) + "\n"
 
 
