@@ -67,22 +67,30 @@ static int open_file(struct spill_file *s)
 	return 0;
 }
 
+/* Writes len bytes at offset: 0, or -errno after an sp_err line. */
+static int write_at(struct spill_file *s, const void *data, size_t len, uint64_t offset)
+{
+	ssize_t w = pwrite(s->fd, data, len, (off_t)offset);
+	int err;
+
+	if (w == (ssize_t)len)
+		return 0;
+	err = w < 0 ? -errno : -ENOSPC;
+	sp_err("saving %s in %s: %s", s->what, s->dir, strerror(-err));
+	return err;
+}
+
 int spill_file_append(struct spill_file *s, const void *data, size_t len,
 		      struct spill_ref *ref)
 {
 	int err = open_file(s);
-	ssize_t w;
 
 	if (err)
 		return err;
 	if (ref->bytes && ref->offset + ref->bytes != s->end)
 		return -EINVAL;
-	w = pwrite(s->fd, data, len, (off_t)s->end);
-	if (w != (ssize_t)len) {
-		err = w < 0 ? -errno : -ENOSPC;
-		sp_err("saving %s in %s: %s", s->what, s->dir, strerror(-err));
+	if ((err = write_at(s, data, len, s->end)))
 		return err;
-	}
 	if (!ref->bytes)
 		ref->offset = s->end;
 	ref->bytes += len;
@@ -104,18 +112,9 @@ int spill_file_put(struct spill_file *s, const void *data, size_t len,
 int spill_file_rewrite(struct spill_file *s, const struct spill_ref *ref, const void *data,
 		       size_t len)
 {
-	ssize_t w;
-	int err;
-
 	if (len != ref->bytes || s->fd < 0 || ref->offset + ref->bytes > s->end)
 		return -EINVAL;
-	w = pwrite(s->fd, data, len, (off_t)ref->offset);
-	if (w != (ssize_t)len) {
-		err = w < 0 ? -errno : -ENOSPC;
-		sp_err("saving %s in %s: %s", s->what, s->dir, strerror(-err));
-		return err;
-	}
-	return 0;
+	return write_at(s, data, len, ref->offset);
 }
 
 /* Each hole splits the file's extents, and the file system frees a file
