@@ -42,8 +42,8 @@ int jfr_pool_load_keys(struct jfr_pool *pool, const uint8_t **pos, const uint8_t
 
 /* First key handed out in place of a wanted key that is already taken. */
 #define JFR_POOL_SPARE_KEYS (1u << 30)
-/* Wanted keys a file keeps (a thread pool: distinct thread ids, 16 bytes
- * each at most three quarters full, so 2 MiB at most); past them a new
+/* Wanted keys a file keeps (a thread pool: distinct thread ids; 16 bytes
+ * a slot, at most three quarters full: 2 MiB at most); past them a new
  * wanted key gets a spare key. */
 #define JFR_POOL_WANTED_MAX 65536
 
