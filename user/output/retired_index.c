@@ -47,6 +47,20 @@ struct retired_index {
 	struct name_entry block[BLOCK_NAMES];
 };
 
+/* Blocks of a run of count names: also its fences. */
+static size_t blocks_of(size_t count)
+{
+	return (count + BLOCK_NAMES - 1) / BLOCK_NAMES;
+}
+
+/* Reads len bytes at offset, all of them: 0, or -errno (-EIO when short). */
+static int read_whole(struct spill_file *spill, uint64_t offset, void *buf, size_t len)
+{
+	long got = spill_file_read(spill, offset, buf, len);
+
+	return got == (long)len ? 0 : got < 0 ? (int)got : -EIO;
+}
+
 struct retired_index *retired_index_new(struct spill_file *spill)
 {
 	struct retired_index *ix = calloc(1, sizeof(*ix));
@@ -136,14 +150,9 @@ static uint64_t *page_of(struct retired_index *ix, uint32_t seq, int *err)
 		}
 		if (!p->ref.bytes) {
 			memset(mem, 0, PAGE_BYTES);
-		} else {
-			long n = spill_file_read(ix->spill, p->ref.offset, mem, PAGE_BYTES);
-
-			if (n != (long)PAGE_BYTES) {
-				free(mem);
-				*err = n < 0 ? (int)n : -EIO;
-				return NULL;
-			}
+		} else if ((*err = read_whole(ix->spill, p->ref.offset, mem, PAGE_BYTES))) {
+			free(mem);
+			return NULL;
 		}
 		p->mem = mem;
 		ix->resident++;
@@ -217,17 +226,13 @@ static const struct name_entry *next_entry(struct spill_file *spill, struct run_
 {
 	if (r->at == r->n) {
 		size_t n = r->run->count - r->pos;
-		long got;
 
 		if (!n)
 			return NULL;
 		n = n < BLOCK_NAMES ? n : BLOCK_NAMES;
-		got = spill_file_read(spill, r->run->ref.offset + r->pos * sizeof(r->buf[0]), r->buf,
-				      n * sizeof(r->buf[0]));
-		if (got != (long)(n * sizeof(r->buf[0]))) {
-			*err = got < 0 ? (int)got : -EIO;
+		if ((*err = read_whole(spill, r->run->ref.offset + r->pos * sizeof(r->buf[0]), r->buf,
+				       n * sizeof(r->buf[0]))))
 			return NULL;
-		}
 		r->pos += n;
 		r->at = 0;
 		r->n = n;
@@ -243,7 +248,7 @@ static int merge_newest(struct retired_index *ix)
 	struct name_run *a = &ix->runs[ix->nruns - 2], *b = &ix->runs[ix->nruns - 1];
 	size_t count = a->count + b->count, nout = 0, done = 0;
 	struct run_reader *r = calloc(2, sizeof(*r));
-	uint32_t *fences = malloc((count + BLOCK_NAMES - 1) / BLOCK_NAMES * sizeof(*fences));
+	uint32_t *fences = malloc(blocks_of(count) * sizeof(*fences));
 	const struct name_entry *x, *y;
 	struct spill_ref ref = { 0, 0 };
 	int err = 0;
@@ -293,7 +298,7 @@ out:
 static int flush_table(struct retired_index *ix)
 {
 	struct name_entry *sorted = malloc(ix->ntable * sizeof(*sorted));
-	uint32_t *fences = malloc((ix->ntable + BLOCK_NAMES - 1) / BLOCK_NAMES * sizeof(*fences));
+	uint32_t *fences = malloc(blocks_of(ix->ntable) * sizeof(*fences));
 	struct spill_ref ref;
 	size_t n = 0;
 	int err;
@@ -349,7 +354,7 @@ int retired_index_add_name(struct retired_index *ix, uint32_t tag, uint32_t seq)
 static int find_in_run(struct retired_index *ix, const struct name_run *run, uint32_t tag,
 		       int (*fn)(uint32_t seq, void *ctx), void *ctx)
 {
-	size_t nblocks = (run->count + BLOCK_NAMES - 1) / BLOCK_NAMES, lo = 0, hi = nblocks;
+	size_t nblocks = blocks_of(run->count), lo = 0, hi = nblocks;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -361,15 +366,15 @@ static int find_in_run(struct retired_index *ix, const struct name_run *run, uin
 	}
 	for (size_t b = lo ? lo - 1 : 0; b < nblocks; b++) {
 		size_t n = run->count - b * BLOCK_NAMES;
-		long got;
+		int err;
 
 		if (b >= lo && run->fences[b] > tag)
 			break;
 		n = n < BLOCK_NAMES ? n : BLOCK_NAMES;
-		got = spill_file_read(ix->spill, run->ref.offset + b * BLOCK_NAMES * sizeof(ix->block[0]),
-				      ix->block, n * sizeof(ix->block[0]));
-		if (got != (long)(n * sizeof(ix->block[0])))
-			return got < 0 ? (int)got : -EIO;
+		if ((err = read_whole(ix->spill,
+				      run->ref.offset + b * BLOCK_NAMES * sizeof(ix->block[0]),
+				      ix->block, n * sizeof(ix->block[0]))))
+			return err;
 		for (size_t i = 0; i < n; i++) {
 			struct name_entry e = ix->block[i];
 			int ret;
@@ -406,6 +411,6 @@ size_t retired_index_memory(const struct retired_index *ix)
 		   ix->capruns * sizeof(*ix->runs);
 
 	for (size_t r = 0; r < ix->nruns; r++)
-		n += (ix->runs[r].count + BLOCK_NAMES - 1) / BLOCK_NAMES * sizeof(uint32_t);
+		n += blocks_of(ix->runs[r].count) * sizeof(*ix->runs[r].fences);
 	return n;
 }
