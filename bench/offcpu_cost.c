@@ -19,6 +19,7 @@
 
 #include "sampler/bpf_offcpu.h"
 #include "sampler/bpf_sampler.h"
+#include "sampler/kernel_features.h"
 
 static int count_record(void *ctx, const void *record, size_t size)
 {
@@ -46,7 +47,9 @@ int main(int argc, char **argv)
 		.on_record = count_record,
 		.ctx = &records,
 	};
-	struct bpf_offcpu_options oopts = { .filter_tgids = true, .ringbuf_bytes = 8 << 20 };
+	struct kernel_features kernel;
+	struct bpf_offcpu_options oopts = { .filter_tgids = true, .ringbuf_bytes = 8 << 20,
+					    .kernel = &kernel };
 	struct bpf_prog_info before = { 0 }, after = { 0 };
 	__u32 len = sizeof(before);
 	uint64_t counters[SP_CNT_MAX];
@@ -62,6 +65,12 @@ int main(int argc, char **argv)
 	pid = atoi(argv[1]);
 	seconds = atoi(argv[2]);
 	oopts.min_off_cpu_ns = strtoull(argv[3], NULL, 10);
+	if (kernel_features_probe(&kernel) || !kernel.has[KERNEL_OFF_CPU]) {
+		fprintf(stderr, "offcpu_cost: this kernel (%s) has no off-CPU tracer\n", kernel.release);
+		return 1;
+	}
+	sopts.kernel = &kernel;
+	sopts.hotspot_walk = oopts.hotspot_walk = kernel.has[KERNEL_HOTSPOT_WALK];
 
 	sampler = bpf_sampler_open(&sopts);
 	if (!sampler)

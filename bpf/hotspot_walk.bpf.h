@@ -74,6 +74,23 @@ struct walk_ctx {
 	__u64 *frames;                /* SP_MAX_USER_DEPTH slots */
 };
 
+/* Copies up to WALK_COPY_BYTES of the current task's stack from lo, as many
+ * as the stack holds (avail). Returns the bytes copied, or -1. The bound is
+ * checked right at the call, on the register passed: clang may spill a
+ * length before an earlier check, and verifiers before 6.8 (6.1's) forget
+ * the bound of a scalar reloaded from such a spill. */
+static __always_inline __s64 walk_copy_window(struct walk_copy *copy, __u64 lo, __u64 avail)
+{
+	__u64 len = avail < WALK_COPY_BYTES ? avail : WALK_COPY_BYTES;
+
+	barrier_var(len);
+	if (len < 16 || len > WALK_COPY_BYTES)
+		return -1;
+	if (bpf_probe_read_user(copy->bytes, len, (void *)lo))
+		return -1;
+	return len;
+}
+
 /* Two ways to read user memory: the current task's (any program) and
  * another task's (sleepable programs only). A program may not even contain
  * a call it is not allowed to make, so each way gets its own copy of the
@@ -92,12 +109,11 @@ static __always_inline int walk_read_##NAME(struct walk_ctx *c, __u64 addr, __u6
 	 * a frame's slots just below its frame pointer come along). */	\
 	if (c->copy && off >= w->copy_len && addr < w->stack_top &&		\
 	    addr >= w->copy_lo) {						\
-		__u64 lo = (addr - 64) & ~7ULL, len = w->stack_top - lo;	\
+		__u64 lo = (addr - 64) & ~7ULL;					\
+		__s64 len = walk_copy_window(c->copy, lo, w->stack_top - lo);	\
 										\
-		if (len > WALK_COPY_BYTES)					\
-			len = WALK_COPY_BYTES;					\
 		w->copy_len = 0;						\
-		if (len >= 16 && !bpf_probe_read_user(c->copy->bytes, len, (void *)lo)) { \
+		if (len > 0) {							\
 			w->copy_lo = lo;					\
 			w->copy_len = len;					\
 		}								\
@@ -198,10 +214,8 @@ static __always_inline __s32 hotspot_walk_##NAME(struct task_struct *task,	\
 	}									\
 	/* One read of the stack, up to its top: reading past it fails. */	\
 	if (copy && stack_base > sp) {						\
-		len = stack_base - sp;						\
-		if (len > WALK_COPY_BYTES)					\
-			len = WALK_COPY_BYTES;					\
-		if (len >= 16 && !bpf_probe_read_user(copy->bytes, len, (void *)sp)) { \
+		len = walk_copy_window(copy, sp, stack_base - sp);		\
+		if ((__s64)len > 0) {						\
 			w->copy_lo = sp;					\
 			w->copy_len = len;					\
 			w->stack_top = stack_base;				\

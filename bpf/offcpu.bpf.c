@@ -38,6 +38,10 @@ const volatile bool include_kthreads = false;  /* kernel threads' waits too */
 const volatile __u32 self_tgid = 0;            /* the profiler itself: never traced */
 const volatile __u64 min_off_cpu_ns = 1000000;
 const volatile __u64 wakeup_bytes = 1 << 20;
+/* sched_switch passes prev's state (Linux 5.18 on); before, it is read
+ * from the task, where a wake-up racing the switch can already have set
+ * it running. */
+const volatile bool switch_passes_state = true;
 
 /* Set by user space at each start: intervals that began before it (left
  * over from an earlier start/stop) are not reported. */
@@ -92,6 +96,18 @@ static __always_inline bool is_profiled(struct task_struct *task)
 	return true;
 }
 
+/* The task's state field: __state since Linux 5.14, state before. */
+struct task_struct___state_long {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline unsigned int task_state(struct task_struct *task)
+{
+	if (bpf_core_field_exists(task->__state))
+		return BPF_CORE_READ(task, __state);
+	return BPF_CORE_READ((struct task_struct___state_long *)task, state);
+}
+
 static __always_inline __u32 thread_state(bool preempt, unsigned int prev_state)
 {
 	/* Preempted, or yielded while still runnable: waiting for a CPU. */
@@ -105,12 +121,12 @@ static __always_inline __u32 thread_state(bool preempt, unsigned int prev_state)
 	return SP_STATE_OTHER;
 }
 
-/* The current task (prev) leaves the CPU. */
+/* The current task (prev) leaves the CPU. walk: see on_switch. */
 static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
-				       unsigned int prev_state, __u64 now)
+				       unsigned int prev_state, __u64 now, const bool walk)
 {
 	struct off_cpu_start *start;
-	const struct sp_hotspot_info *jvm;
+	const struct sp_hotspot_info *jvm = NULL;
 
 	/* An exiting thread's last switch: it never comes back. */
 	if (prev_state & TASK_DEAD)
@@ -126,10 +142,11 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	start->state = thread_state(preempt, prev_state);
 	start->ustack_flags = 0;
 	start->anchor_index = 0;
-	jvm = hotspot_jvm_of(prev);
+	if (walk)
+		jvm = hotspot_jvm_of(prev);
 	if (prev->flags & PF_KTHREAD)
 		start->ustack_bytes = 0;
-	else if (jvm)
+	else if (walk && jvm)
 		start->ustack_bytes = hotspot_walk(prev, jvm, start->ustack, &start->ustack_flags,
 						   &start->anchor_index);
 	else
@@ -237,14 +254,33 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	send_interval(next, start, off_ts, now, RECORD_OF_SWITCH);
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+static __always_inline void handle_switch(unsigned long long *ctx, bool preempt,
+					  struct task_struct *prev, struct task_struct *next,
+					  const bool walk)
 {
 	__u64 now = bpf_ktime_get_ns();
+	/* The fourth argument exists only where switch_passes_state is set:
+	 * the verifier skips this read elsewhere, the flag being read-only. */
+	unsigned int prev_state = switch_passes_state ? (unsigned int)ctx[3] : task_state(prev);
 
-	switch_out(ctx, prev, preempt, prev_state, now);
+	switch_out(ctx, prev, preempt, prev_state, now, walk);
 	switch_in(next, now);
+}
+
+/* User space loads one of the two (sampler/kernel_features.h): with the
+ * HotSpot walker, or frame pointers alone where the kernel lacks what the
+ * walker uses (Linux before 5.17). */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	handle_switch(ctx, preempt, prev, next, true);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch_fp, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	handle_switch(ctx, preempt, prev, next, false);
 	return 0;
 }
 
@@ -319,7 +355,9 @@ static __always_inline __s32 walk_user_stack(struct task_struct *task, __u64 *fr
  * address space).
  * A thread that comes back on a CPU between the on_cpu test and the store
  * leaves a stale seed behind; its next switch-out overwrites it, and the
- * flush skips threads on a CPU, so it is never sent. */
+ * flush skips threads on a CPU, so it is never sent.
+ * Loaded only where the kernel has sleepable task iterators and
+ * bpf_copy_from_user_task (Linux 5.18). */
 SEC("iter.s/task")
 int seed_open_intervals(struct bpf_iter__task *ctx)
 {
@@ -330,7 +368,7 @@ int seed_open_intervals(struct bpf_iter__task *ctx)
 	__u32 zero = 0;
 	__u64 off_ts;
 
-	if (!task || task->on_cpu || task->exit_state || (task->__state & TASK_DEAD))
+	if (!task || task->on_cpu || task->exit_state || (task_state(task) & TASK_DEAD))
 		return 0;
 	if (!is_profiled(task))
 		return 0;
@@ -353,7 +391,7 @@ int seed_open_intervals(struct bpf_iter__task *ctx)
 			return 0;
 	} else {
 		off_ts = 0;
-		start->state = thread_state(false, task->__state);
+		start->state = thread_state(false, task_state(task));
 	}
 	start->ustack_flags = 0;
 	start->anchor_index = 0;

@@ -34,15 +34,19 @@ struct {
 	__type(value, struct cpu_record);
 } cpu_records SEC(".maps");
 
-SEC("perf_event")
-int sample_cpu(struct bpf_perf_event_data *ctx)
+/* One sample of the current thread. walk (a constant in each program) picks
+ * the HotSpot walker for described JVMs, or frame pointers alone: the
+ * walker's helpers and bpf_loop callbacks must not even appear in a program
+ * loaded on a kernel without them (Linux before 5.17). */
+static __always_inline int record_sample(struct bpf_perf_event_data *ctx, const bool walk)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct task_struct *task;
 	struct sp_cpu_sample *sample;
 	struct cpu_record *rec;
-	const struct sp_hotspot_info *jvm;
+	const struct sp_hotspot_info *jvm = NULL;
+	unsigned int flags;
 	__u32 zero = 0;
 	__u64 size;
 
@@ -66,13 +70,19 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	sample->hdr.timestamp_ns = bpf_ktime_get_ns();
 	bpf_get_current_comm(sample->hdr.comm, sizeof(sample->hdr.comm));
 
-	task = bpf_get_current_task_btf();
 	sample->stacks.ustack_flags = 0;
 	sample->stacks.anchor_index = 0;
-	jvm = hotspot_jvm_of(task);
-	if (task->flags & PF_KTHREAD)
+	if (walk) {
+		task = bpf_get_current_task_btf();
+		jvm = hotspot_jvm_of(task);
+		flags = task->flags;
+	} else {
+		task = (struct task_struct *)bpf_get_current_task();
+		flags = BPF_CORE_READ(task, flags);
+	}
+	if (flags & PF_KTHREAD)
 		sample->stacks.ustack_bytes = 0; /* kernel threads have no user stack */
-	else if (jvm)
+	else if (walk && jvm)
 		sample->stacks.ustack_bytes = hotspot_walk(task, jvm, sample->stacks.frames,
 							   &sample->stacks.ustack_flags,
 							   &sample->stacks.anchor_index);
@@ -103,6 +113,19 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	}
 	sp_count(SP_CNT_SAMPLES);
 	return 0;
+}
+
+/* User space loads one of the two (sampler/kernel_features.h). */
+SEC("perf_event")
+int sample_cpu(struct bpf_perf_event_data *ctx)
+{
+	return record_sample(ctx, true);
+}
+
+SEC("perf_event")
+int sample_cpu_fp(struct bpf_perf_event_data *ctx)
+{
+	return record_sample(ctx, false);
 }
 
 /* A process user space has inspected ran exec: its memory map, command line

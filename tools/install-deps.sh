@@ -132,6 +132,18 @@ default_ulimits = []
 runtime = "runc"
 CONF
 fi
+# The kernel matrix (tests/integration/test_kernels.py): Debian's 5.10, 6.1
+# and 6.12 kernels, unpacked under /var/cache/sparkprof-deps/kernels (never
+# installed), booted by virtme-ng in QEMU; busybox makes its initramfs and
+# depmod the kernels' modules.dep.
+install_missing qemu-system-x86 kmod busybox-static
+vng_version=1.42
+if [ "$(python3 -c 'import importlib.metadata as m; print(m.version("virtme-ng"))' 2>/dev/null)" != "$vng_version" ]; then
+	echo "install-deps: installing virtme-ng $vng_version"
+	python3 -m pip install -q "virtme-ng==$vng_version"
+fi
+"$(dirname "$0")/fetch-kernels.sh"
+
 kv_version=1.37.0
 if [ "$(python3 -c 'import kubernetes_validate; print(kubernetes_validate.__version__)' 2>/dev/null)" != "$kv_version" ]; then
 	echo "install-deps: installing kubernetes-validate $kv_version"

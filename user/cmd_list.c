@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "jvm/hotspot.h"
 #include "jvm/jvm_process.h"
+#include "sampler/kernel_features.h"
 #include "spark/spark_executor.h"
 
 /* MAIN is cut to this width; class names keep their end (the class). */
@@ -23,7 +24,9 @@ static void usage(FILE *out)
 		"whether the sparkprof helper is loaded, whether the JVM runs with\n"
 		"-XX:+PreserveFramePointer (without it Java stacks break), and its main\n"
 		"class or jar; for Spark executors, the application and executor ids\n"
-		"(APP '?' when a local-mode driver's id is made inside the JVM).\n"
+		"(APP '?' when a local-mode driver's id is made inside the JVM). When\n"
+		"this kernel lacks part of what sparkprof uses, a line on standard error\n"
+		"says what is reduced.\n"
 		"\n"
 		"  --json      one JSON array of objects, for scripts\n"
 		"  -h, --help  this text\n");
@@ -91,16 +94,19 @@ struct jvm_row {
 };
 
 /* "full": the walker names interpreted frames and continues waits; "no-waits":
- * its thread-local JavaThread was not found; "fp": its vmStructs could not be
- * read, frame pointers only (127 frames, interpreted frames unnamed); "-":
- * no -XX:+PreserveFramePointer, Java frames are lost. */
-static const char *walk_level(const struct jvm_info *j)
+ * its thread-local JavaThread was not found; "fp": frame pointers only (127
+ * frames, interpreted frames unnamed), as the kernel has no walker or the
+ * JVM's vmStructs could not be read; "-": no -XX:+PreserveFramePointer, Java
+ * frames are lost. */
+static const char *walk_level(const struct jvm_info *j, bool kernel_walks)
 {
 	struct sp_hotspot_info info;
 	struct hotspot *hs;
 
 	if (j->flags.preserve_frame_pointer != JVM_FLAG_ON)
 		return "-";
+	if (!kernel_walks)
+		return "fp";
 	hs = hotspot_open(j->pid);
 	if (!hs)
 		return "fp";
@@ -109,14 +115,14 @@ static const char *walk_level(const struct jvm_info *j)
 	return info.tls_modid ? "full" : "no-waits";
 }
 
-static struct jvm_row *describe_jvms(const struct jvm_info *jvms, size_t n)
+static struct jvm_row *describe_jvms(const struct jvm_info *jvms, size_t n, bool kernel_walks)
 {
 	struct jvm_row *rows = calloc(n ? n : 1, sizeof(*rows));
 
 	for (size_t i = 0; rows && i < n; i++) {
 		if (spark_executor_identify(jvms[i].pid, &rows[i].executor) != 1)
 			memset(&rows[i].executor, 0, sizeof(rows[i].executor));
-		rows[i].walk = walk_level(&jvms[i]);
+		rows[i].walk = walk_level(&jvms[i], kernel_walks);
 	}
 	return rows;
 }
@@ -244,8 +250,10 @@ int cmd_list(int argc, char **argv)
 	};
 	struct jvm_info *jvms;
 	struct jvm_row *rows;
+	struct kernel_features kernel;
+	char line[1024];
 	size_t n;
-	bool json = false;
+	bool json = false, probed;
 	int opt, rc;
 
 	optind = 1;
@@ -266,12 +274,16 @@ int cmd_list(int argc, char **argv)
 		sp_err("list: unexpected argument '%s' (try 'sparkprof list --help')", argv[optind]);
 		return 2;
 	}
+	/* Without the privileges to probe, the JVMs are still listed. */
+	probed = !kernel_features_probe(&kernel);
+	if (probed && kernel_features_describe(&kernel, true, line, sizeof(line)))
+		sp_warn("%s", line);
 	rc = jvm_process_scan(&jvms, &n);
 	if (rc) {
 		sp_err("list: reading /proc: %s", strerror(-rc));
 		return 1;
 	}
-	rows = describe_jvms(jvms, n);
+	rows = describe_jvms(jvms, n, !probed || kernel.has[KERNEL_HOTSPOT_WALK]);
 	if (!rows) {
 		sp_err("list: no memory for %zu JVMs", n);
 		free(jvms);

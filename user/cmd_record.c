@@ -31,6 +31,7 @@
 #include "sampler/bpf_offcpu.h"
 #include "sampler/bpf_sampler.h"
 #include "sampler/drain_thread.h"
+#include "sampler/kernel_features.h"
 
 #define NSEC_PER_SEC 1000000000ULL
 /* The ring buffer rides out the drain thread's waits for a CPU. That
@@ -93,6 +94,28 @@ static int check_privileges(void)
 		       "kernel built with CONFIG_DEBUG_INFO_BTF", strerror(errno));
 		return -1;
 	}
+	return 0;
+}
+
+/* What this kernel's BPF lacks: said in one line when anything is reduced;
+ * an option that needs a missing part is refused before anything starts. */
+static int check_kernel(struct kernel_features *kernel, const struct record_options *opts)
+{
+	char line[1024];
+	int err = kernel_features_probe(kernel);
+
+	if (err) {
+		sp_err("probe what the BPF of Linux %s offers: %s", kernel->release, strerror(-err));
+		return -1;
+	}
+	if ((opts->wall || opts->off_cpu) && !kernel->has[KERNEL_OFF_CPU]) {
+		sp_err("%s needs %s; this kernel is Linux %s: record without it",
+		       opts->wall ? "--wall" : "--off-cpu", kernel_feature_needs(KERNEL_OFF_CPU),
+		       kernel->release);
+		return -1;
+	}
+	if (kernel_features_describe(kernel, opts->wall || opts->off_cpu, line, sizeof(line)))
+		sp_warn("%s", line);
 	return 0;
 }
 
@@ -263,6 +286,7 @@ int cmd_record(int argc, char **argv)
 	struct child_command child = { .pid = -1, .gate_fd = -1 };
 	struct target_exits *targets = NULL;
 	struct bpf_side bpf = { 0 };
+	struct kernel_features kernel;
 	struct bpf_sampler *sampler = NULL;
 	struct bpf_offcpu *offcpu = NULL;
 	struct drain_thread *drain = NULL;
@@ -287,7 +311,7 @@ int cmd_record(int argc, char **argv)
 	}
 	if (opts.verbose)
 		sp_log_set_level(SP_LOG_DEBUG);
-	if (check_privileges() || check_pids(&opts))
+	if (check_privileges() || check_kernel(&kernel, &opts) || check_pids(&opts))
 		return 1;
 	dir = opts.output_dir;
 	if (!dir) {
@@ -308,6 +332,8 @@ int cmd_record(int argc, char **argv)
 		.filter_tgids = filter,
 		.follow_children = opts.command != NULL,
 		.ringbuf_bytes = ring_buffer_bytes(&opts),
+		.hotspot_walk = opts.java_walker && kernel.has[KERNEL_HOTSPOT_WALK],
+		.kernel = &kernel,
 		.on_record = drain_thread_push,
 	};
 	start_mono = clock_ns(CLOCK_MONOTONIC);
@@ -320,7 +346,8 @@ int cmd_record(int argc, char **argv)
 		.launch_monotonic_ns = launch_mono,
 		.resolve_delay_ns = RESOLVE_DELAY_NS,
 		.on_new_process = mark_known,
-		.on_jvm = opts.java_walker ? describe_jvm : NULL,
+		.on_jvm = sampler_opts.hotspot_walk ? describe_jvm : NULL,
+		.kernel = &kernel,
 	};
 	drain = drain_thread_new(QUEUE_BYTES);
 	if (!drain) {
@@ -376,6 +403,8 @@ int cmd_record(int argc, char **argv)
 			.filter_tgids = filter,
 			.min_off_cpu_ns = opts.min_off_cpu_ns,
 			.ringbuf_bytes = ring_buffer_bytes(&opts),
+			.hotspot_walk = sampler_opts.hotspot_walk,
+			.kernel = &kernel,
 		};
 
 		bpf_sampler_shared_fds(sampler, &fds);

@@ -20,6 +20,7 @@
 
 #include "sampler/bpf_offcpu.h"
 #include "sampler/bpf_sampler.h"
+#include "sampler/kernel_features.h"
 #include "symbols/kallsyms.h"
 #include "tap.h"
 
@@ -359,6 +360,17 @@ static int on_node_record(void *ctx, const void *data, size_t size)
 	return 0;
 }
 
+/* This machine's kernel has every part (test_kernel_features checks): the
+ * tracer here walks JVMs and seeds blocked threads, as on any such kernel. */
+static const struct kernel_features *this_kernel(void)
+{
+	static struct kernel_features kernel;
+
+	if (!kernel.release[0])
+		kernel_features_probe(&kernel);
+	return &kernel;
+}
+
 /* No filter: every process but the profiler's own, no kernel threads. */
 static void check_whole_node(pid_t workload)
 {
@@ -366,11 +378,14 @@ static void check_whole_node(pid_t workload)
 	struct bpf_sampler_options sopts = {
 		.frequency_hz = 99,
 		.ringbuf_bytes = 8 << 20,
+		.hotspot_walk = true,
+		.kernel = this_kernel(),
 		.on_record = on_node_record,
 		.ctx = &n,
 	};
 	struct bpf_offcpu_options oopts = { .min_off_cpu_ns = MIN_OFF_CPU_NS,
-					    .ringbuf_bytes = 8 << 20 };
+					    .ringbuf_bytes = 8 << 20, .hotspot_walk = true,
+					    .kernel = this_kernel() };
 	struct bpf_sampler_fds fds;
 	struct bpf_sampler *sampler = bpf_sampler_open(&sopts);
 	struct bpf_offcpu *offcpu = NULL;
@@ -412,6 +427,8 @@ int main(void)
 		.frequency_hz = FREQUENCY_HZ,
 		.filter_tgids = true,
 		.ringbuf_bytes = 8 << 20,
+		.hotspot_walk = true,
+		.kernel = this_kernel(),
 		.on_record = on_record,
 		.ctx = &r,
 	};
@@ -419,6 +436,8 @@ int main(void)
 		.filter_tgids = true,
 		.min_off_cpu_ns = MIN_OFF_CPU_NS,
 		.ringbuf_bytes = 8 << 20,
+		.hotspot_walk = true,
+		.kernel = this_kernel(),
 	};
 	struct bpf_sampler_fds fds;
 	struct bpf_sampler *sampler;

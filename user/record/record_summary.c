@@ -17,6 +17,7 @@
 #include "record/stage_archive.h"
 #include "jvm/java_process.h"
 #include "record/executor_outputs.h"
+#include "sampler/kernel_features.h"
 #include "spark/executor_stages.h"
 
 static void write_time(struct json_writer *w, uint64_t realtime_ns)
@@ -385,6 +386,11 @@ int record_summary_write(const struct record_summary_input *in)
 	json_double(&w, in->launch_monotonic_ns && in->start_monotonic_ns > in->launch_monotonic_ns
 				? (double)(in->start_monotonic_ns - in->launch_monotonic_ns) / 1e9
 				: 0.0);
+	json_key(&w, "kernel");
+	if (in->kernel)
+		kernel_features_write_json(in->kernel, &w);
+	else
+		json_null(&w);
 	json_key(&w, "frequency_hz");
 	json_uint(&w, o->frequency_hz);
 	json_key(&w, "event");

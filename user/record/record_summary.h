@@ -15,6 +15,7 @@
 #include "sparkprof_events.h"
 #include "symbols/stack_resolver.h"
 
+struct kernel_features;
 struct process_table;
 struct profile_outputs;
 struct stage_archive;
@@ -54,6 +55,7 @@ struct record_summary_input {
 	struct stage_archive *stage_archive; /* executors' stages out of memory */
 	const struct stack_resolver_stats *resolver_stats;
 	const struct record_memory *memory;
+	const struct kernel_features *kernel; /* NULL: not probed */
 };
 
 /* Writes DIR/summary.json. 0 or -errno (with a message). */

@@ -700,6 +700,7 @@ int recorder_finish(struct recorder *rec, const uint64_t counters[SP_CNT_MAX],
 		.resolver_stats = stack_resolver_get_stats(rec->resolver),
 		.memory = &memory,
 		.stage_archive = rec->stage_archive,
+		.kernel = rec->cfg.kernel,
 	};
 	int err, err2;
 

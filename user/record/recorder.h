@@ -21,6 +21,7 @@
 struct recorder;
 struct kallsyms;
 struct drain_thread;
+struct kernel_features;
 
 struct recorder_config {
 	const struct record_options *opts;
@@ -41,6 +42,7 @@ struct recorder_config {
 	void (*on_jvm)(void *ctx, pid_t pid, const struct sp_hotspot_info *info);
 	void *ctx;
 	struct drain_thread *drain;     /* feeds the recorder (for memory figures); or NULL */
+	const struct kernel_features *kernel; /* what the kernel offered (summary); or NULL */
 };
 
 /* NULL (with a message) on failure. */

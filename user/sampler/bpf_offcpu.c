@@ -10,10 +10,13 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "offcpu.skel.h"
+#include "sampler/bpf_load.h"
 #include "sampler/bpf_offcpu.h"
 
 struct bpf_offcpu {
 	struct offcpu_bpf *skel;
+	struct bpf_program *on_switch;  /* on_switch, or on_switch_fp */
+	bool seed;                      /* seed_open_intervals is loaded */
 	struct bpf_link *switch_link;
 };
 
@@ -48,6 +51,12 @@ struct bpf_offcpu *bpf_offcpu_open(const struct bpf_sampler_fds *fds,
 	o->skel->rodata->min_off_cpu_ns = opts->min_off_cpu_ns;
 	/* The same threshold as the sampler's. */
 	o->skel->rodata->wakeup_bytes = opts->ringbuf_bytes / 8;
+	o->skel->rodata->switch_passes_state = opts->kernel->has[KERNEL_SWITCH_STATE];
+	o->on_switch = opts->hotspot_walk ? o->skel->progs.on_switch : o->skel->progs.on_switch_fp;
+	bpf_program__set_autoload(opts->hotspot_walk ? o->skel->progs.on_switch_fp
+			: o->skel->progs.on_switch, false);
+	o->seed = opts->kernel->has[KERNEL_SEED_BLOCKED];
+	bpf_program__set_autoload(o->skel->progs.seed_open_intervals, o->seed);
 
 	err = reuse_map(o->skel->maps.events, fds->events);
 	if (!err)
@@ -60,12 +69,9 @@ struct bpf_offcpu *bpf_offcpu_open(const struct bpf_sampler_fds *fds,
 		err = reuse_map(o->skel->maps.hotspot_jvms, fds->hotspot_jvms);
 	if (err)
 		goto fail;
-	err = offcpu_bpf__load(o->skel);
-	if (err) {
-		sp_err("load BPF off-CPU tracer: %s (needs root, BTF and task storage, Linux >= 5.11)",
-		       strerror(-err));
+	err = bpf_load_skeleton(o->skel->skeleton, "the BPF off-CPU tracer", opts->kernel->release);
+	if (err)
 		goto fail;
-	}
 	return o;
 fail:
 	bpf_offcpu_close(o);
@@ -106,7 +112,7 @@ int bpf_offcpu_start(struct bpf_offcpu *o)
 	if (o->switch_link)
 		return -EALREADY;
 	o->skel->bss->session_start_ns = monotonic_ns();
-	o->switch_link = bpf_program__attach(o->skel->progs.on_switch);
+	o->switch_link = bpf_program__attach(o->on_switch);
 	if (!o->switch_link) {
 		err = -errno;
 		sp_err("attach the off-CPU tracer to sched_switch: %s", strerror(-err));
@@ -124,6 +130,8 @@ int bpf_offcpu_seed(struct bpf_offcpu *o)
 
 	if (!o->switch_link)
 		return -EINVAL;
+	if (!o->seed)
+		return 0;
 	err = run_task_iterator(o->skel->progs.seed_open_intervals);
 	if (err)
 		sp_warn("find the profiled threads already off the CPU: %s "
@@ -158,5 +166,5 @@ void bpf_offcpu_close(struct bpf_offcpu *o)
 
 int bpf_offcpu_prog_fd(const struct bpf_offcpu *o)
 {
-	return bpf_program__fd(o->skel->progs.on_switch);
+	return bpf_program__fd(o->on_switch);
 }

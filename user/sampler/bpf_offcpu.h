@@ -11,8 +11,10 @@
  *
  * Cuts: a thread already off the CPU at bpf_offcpu_start() (or when its
  * process becomes a target, see bpf_offcpu_seed) gets an interval from that
- * moment, with its state and its user stack read from the blocked thread;
- * an interval still open at bpf_offcpu_stop() is sent up to that moment.
+ * moment, with its state and its user stack read from the blocked thread,
+ * where the kernel has KERNEL_SEED_BLOCKED (elsewhere its interval starts
+ * at its next switch-out); an interval still open at bpf_offcpu_stop() is
+ * sent up to that moment.
  */
 #ifndef SPARKPROF_BPF_OFFCPU_H
 #define SPARKPROF_BPF_OFFCPU_H
@@ -23,12 +25,15 @@
 #include <linux/types.h> /* sparkprof_events.h uses __u32 and friends */
 
 #include "sampler/bpf_sampler.h"
+#include "sampler/kernel_features.h"
 
 struct bpf_offcpu_options {
 	bool filter_tgids;        /* same as the sampler's: only its targets */
 	bool include_kthreads;    /* kernel threads' waits too (when not filtering) */
 	uint64_t min_off_cpu_ns;  /* shorter intervals are counted, not sent */
 	size_t ringbuf_bytes;     /* the shared ring buffer's size (wake-up threshold) */
+	bool hotspot_walk;        /* walk JVM stacks at switch-out, as the sampler does */
+	const struct kernel_features *kernel; /* with KERNEL_OFF_CPU */
 };
 
 struct bpf_offcpu;
@@ -48,8 +53,9 @@ int bpf_offcpu_start(struct bpf_offcpu *offcpu);
  * adding targets (bpf_sampler_add_target) while running, so that their
  * threads blocked since before count from then, and after describing a JVM
  * (bpf_sampler_set_hotspot): its threads followed so far with a plain
- * frame-pointer stack get theirs walked again. Returns 0 or -errno
- * (-EINVAL when not started). */
+ * frame-pointer stack get theirs walked again. Does nothing on a kernel
+ * without KERNEL_SEED_BLOCKED. Returns 0 or -errno (-EINVAL when not
+ * started). */
 int bpf_offcpu_seed(struct bpf_offcpu *offcpu);
 
 /* Sends the intervals still open (cut now), then detaches. Records stay in

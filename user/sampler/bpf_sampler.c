@@ -13,6 +13,7 @@
 
 #include "base/log.h"
 #include "profile.skel.h"
+#include "sampler/bpf_load.h"
 #include "sampler/bpf_sampler.h"
 #include "sampler/cpu_list.h"
 
@@ -22,6 +23,7 @@ struct bpf_sampler {
 	int *cpus;
 	int nr_cpus;
 	int *perf_fds;
+	struct bpf_program *prog;    /* sample_cpu, or sample_cpu_fp */
 	struct bpf_link **links;
 	struct bpf_link *fork_link;
 	struct bpf_link *exec_link;
@@ -126,14 +128,16 @@ struct bpf_sampler *bpf_sampler_open(const struct bpf_sampler_options *opts)
 	s->skel->rodata->follow_children = opts->follow_children;
 	s->skel->rodata->self_tgid = getpid();
 	s->skel->rodata->wakeup_bytes = opts->ringbuf_bytes / 8;
+	s->prog = opts->hotspot_walk ? s->skel->progs.sample_cpu : s->skel->progs.sample_cpu_fp;
+	bpf_program__set_autoload(opts->hotspot_walk ? s->skel->progs.sample_cpu_fp
+			: s->skel->progs.sample_cpu, false);
 	err = bpf_map__set_max_entries(s->skel->maps.events, opts->ringbuf_bytes);
-	if (!err)
-		err = profile_bpf__load(s->skel);
 	if (err) {
-		sp_err("load BPF sampler: %s (run as root on a kernel with BTF; -v shows the verifier log)",
-		       strerror(-err));
+		sp_err("size the BPF ring buffer (%zu bytes): %s", opts->ringbuf_bytes, strerror(-err));
 		goto fail;
 	}
+	if (bpf_load_skeleton(s->skel->skeleton, "the BPF sampler", opts->kernel->release))
+		goto fail;
 	s->ringbuf = ring_buffer__new(bpf_map__fd(s->skel->maps.events),
 				      (ring_buffer_sample_fn)opts->on_record, opts->ctx, NULL);
 	if (!s->ringbuf) {
@@ -172,8 +176,7 @@ fail:
 int bpf_sampler_start(struct bpf_sampler *s)
 {
 	for (int i = 0; i < s->nr_cpus; i++) {
-		s->links[i] = bpf_program__attach_perf_event(s->skel->progs.sample_cpu,
-							     s->perf_fds[i]);
+		s->links[i] = bpf_program__attach_perf_event(s->prog, s->perf_fds[i]);
 		if (!s->links[i]) {
 			int err = -errno;
 
@@ -303,5 +306,5 @@ int bpf_sampler_nr_cpus(const struct bpf_sampler *s)
 
 int bpf_sampler_prog_fd(const struct bpf_sampler *s)
 {
-	return bpf_program__fd(s->skel->progs.sample_cpu);
+	return bpf_program__fd(s->prog);
 }

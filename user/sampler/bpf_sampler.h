@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "sampler/kernel_features.h"
 #include "sparkprof_events.h"
 
 typedef int (*bpf_sampler_record_fn)(void *ctx, const void *record, size_t size);
@@ -22,6 +23,9 @@ struct bpf_sampler_options {
 	bool filter_tgids;           /* only processes added as targets */
 	bool follow_children;        /* targets' forked children become targets */
 	size_t ringbuf_bytes;        /* power of two, >= 1 MiB */
+	bool hotspot_walk;           /* load the HotSpot walker (the kernel must have
+				      * KERNEL_HOTSPOT_WALK), else frame pointers alone */
+	const struct kernel_features *kernel;
 	bpf_sampler_record_fn on_record;
 	void *ctx;
 };

@@ -60,6 +60,8 @@ public final class CoarseGrainedExecutorBackend {
                 "tid".equals(opt.get("--sim-name-format")),
                 "true".equals(opt.get("--sim-idle-names")));
         long delay = Long.parseLong(opt.getOrDefault("--sim-start-delay-ms", "0"));
+        System.out.println("sim-executor: started");
+        System.out.flush();
         if (delay > 0)
             Thread.sleep(delay);
         sim.run();

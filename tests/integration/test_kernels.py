@@ -1,0 +1,191 @@
+"""The kernel matrix: Debian's own kernels (tests/kernels/kernels.txt, fetched
+by `make deps`) booted in QEMU by virtme-ng with the host's files shared
+read-only. In each VM, tests/kernels/guest.sh records the whole node, a JVM
+by pid (the simulated executor) and a wall-clock profile, lists the JVMs and
+loads every program whatever the probes say; the tests here read what it
+wrote.
+
+QEMU emulates the CPU (TCG), a Westmere without AVX: /dev/kvm on this
+machine kind is a nested variant QEMU cannot use. A boot and the
+recordings take about 45 s.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+import spark_sim
+from testlib import ROOT, read_folded
+
+KERNELS = "/var/cache/sparkprof-deps/kernels"
+KERNEL_LIST = os.path.join(ROOT, "tests", "kernels", "kernels.txt")
+GUEST = os.path.join(ROOT, "tests", "kernels", "guest.sh")
+EVERYTHING = {"hotspot_walk", "off_cpu", "seed_blocked_threads", "switch_state"}
+# What each kernel lacks (sampler/kernel_features.h), by upstream release.
+REDUCED = {"5.10": EVERYTHING, "6.1": set(), "6.12": set()}
+
+
+def releases():
+    out = []
+    with open(KERNEL_LIST) as f:
+        for line in f:
+            fields = line.split()
+            if fields and not fields[0].startswith("#"):
+                out.append(fields[1].removeprefix("linux-image-"))
+    return out
+
+
+def upstream(release):
+    return ".".join(release.split(".")[:2]).split("-")[0]
+
+
+@pytest.fixture(scope="module")
+def sim_classpath(build_dir):
+    return spark_sim.compile_sim(build_dir)
+
+
+@pytest.fixture(scope="module", params=releases())
+def vm(request, tmp_path_factory, jdks, sim_classpath):
+    """Boots one kernel and runs the guest script; returns (release, its
+    expected reductions, the folder it wrote)."""
+    release = request.param
+    vmlinuz = os.path.join(KERNELS, release, "boot", f"vmlinuz-{release}")
+    assert os.path.exists(vmlinuz), f"{vmlinuz} is missing: run `make deps`"
+    vng = shutil.which("vng")
+    assert vng, "virtme-ng is missing: run `make deps`"
+    reduced = REDUCED[upstream(release)]
+    out = tmp_path_factory.mktemp(f"vm-{release}")
+    os.chmod(out, 0o755)
+    script = " ".join([GUEST, str(out), ROOT, os.path.join(jdks[17], "bin", "java"),
+                       sim_classpath, "" if "off_cpu" in reduced else "off-cpu"])
+    # A CPU without AVX: QEMU 7.2 emulates some AVX code wrongly (a JVM's
+    # JIT code took a #GP at a method's entry under its default CPU).
+    proc = subprocess.run([vng, "--disable-kvm", "--run", vmlinuz, "--cpus", "2",
+                           "--memory", "4G", "--qemu-opts=-cpu Westmere", f"--rwdir={out}",
+                           "--exec", script],
+                          capture_output=True, text=True, timeout=900)
+    assert (out / "done").exists(), \
+        f"the VM of {release} did not finish ({proc.returncode}):\n{proc.stdout[-3000:]}\n" \
+        f"{proc.stderr[-3000:]}"
+    assert (out / "release").read_text().strip() == release
+    return release, reduced, out
+
+
+def summary(folder):
+    with open(folder / "summary.json") as f:
+        return json.load(f)
+
+
+def log(vm_out, name):
+    return (vm_out / f"{name}.log").read_text(errors="replace")
+
+
+def test_the_kernel_says_what_it_reduces(vm):
+    release, reduced, out = vm
+    kernel = summary(out / "all")["kernel"]
+    assert kernel["release"] == release
+    assert kernel["mode"] == ("reduced" if reduced else "full")
+    assert {r["feature"] for r in kernel["reduced"]} == reduced, kernel
+    startup = [l for l in log(out, "all").splitlines() if "reduced:" in l]
+    if reduced:
+        assert len(startup) == 1 and f"Linux {release}, reduced: hotspot_walk" in startup[0], \
+            startup
+    else:
+        assert not startup
+
+
+def test_whole_node_names_native_and_kernel_frames(vm):
+    _, _, out = vm
+    stacks = read_folded(out / "all" / "all.folded")
+    prog = {s: c for s, c in stacks.items() if s.startswith("hot_functions-")}
+    heavy = sum(c for s, c in prog.items() if s.endswith(";main;burn_heavy;spin"))
+    light = sum(c for s, c in prog.items() if s.endswith(";main;burn_light;spin"))
+    # burn_heavy does three times burn_light's work.
+    assert light >= 20 and 2.0 <= heavy / light <= 4.5, (heavy, light)
+    reads = sum(c for s, c in prog.items() if ";syscall_reader;" in s and "_read_[k]" in s)
+    assert reads >= 20, sorted(prog.items(), key=lambda kv: -kv[1])[:10]
+
+
+def test_jvm_by_pid_names_java_and_splits_by_stage(vm):
+    _, reduced, out = vm
+    exec_dir = out / "jvm" / spark_sim.APP_ID / "exec-1"
+    placement = spark_sim.task_sample_placement(exec_dir)
+    right, total = spark_sim.accuracy(placement)
+    assert total >= 300 and right >= 0.97 * total, placement
+    truth = spark_sim.load_truth(out / "truth.json")
+    assert set(placement) == {(s["stage"], s["attempt"]) for s in truth["stages"]}
+    tasks = read_folded(exec_dir / "all.folded")
+    task_samples = sum(c for s, c in tasks.items() if spark_sim.STAGE_FRAME.search(s))
+    unnamed = sum(c for s, c in tasks.items()
+                  if spark_sim.STAGE_FRAME.search(s) and ";Interpreter" in s)
+    walked = summary(out / "jvm")["java_stacks_continued_from_last_java_frame"]
+    if "hotspot_walk" in reduced:
+        # Frame pointers alone: interpreted callers are not named, waits not continued.
+        assert unnamed > 0 and walked == 0, (unnamed, walked)
+    else:
+        assert unnamed <= 0.05 * task_samples, (unnamed, task_samples)
+        assert walked > 0
+
+
+def test_jvm_wall_and_off_cpu_profiles_keep_java_callers_of_waits(vm):
+    _, reduced, out = vm
+    if "off_cpu" in reduced:
+        assert not (out / "jvm" / "all.wall.folded").exists()
+        return
+    exec_dir = out / "jvm" / spark_sim.APP_ID / "exec-1"
+    wall = read_folded(exec_dir / "all.wall.folded")
+    # glibc has no frame pointers: a wait reaches its Java caller only
+    # through the thread's last Java frame. The executor's main thread
+    # sleeps through the start delay (10 ms units: 3 s).
+    waits = sum(c for s, c in wall.items() if re.search(
+        r";(java/lang/Thread\.sleep|java/lang/Object\.wait|jdk/internal/misc/Unsafe\.park)"
+        r";__futex_abstimed_wait_common;", s))
+    assert waits >= 300, sorted(wall.items(), key=lambda kv: -kv[1])[:5]
+    # --off-cpu: the same waits in milliseconds.
+    off_cpu = read_folded(exec_dir / "all.offcpu.folded")
+    assert sum(c for s, c in off_cpu.items() if ";__futex_abstimed_wait_common;" in s) >= 3000
+
+
+def test_list_shows_how_stacks_are_walked(vm):
+    release, reduced, out = vm
+    pid = spark_sim.load_truth(out / "truth.json")["pid"]
+    rows = [l.split() for l in (out / "list.out").read_text().splitlines()[1:]]
+    row = [r for r in rows if r and r[0] == str(pid)]
+    assert row and row[0][5] == ("fp" if "hotspot_walk" in reduced else "full"), rows
+    err = (out / "list.err").read_text()
+    assert (f"Linux {release}, reduced: hotspot_walk" in err) == bool(reduced), err
+
+
+def test_wall_profile_or_a_clear_refusal(vm):
+    release, reduced, out = vm
+    text = log(out, "wall")
+    if "off_cpu" in reduced:
+        assert "--wall needs BPF task storage and atomic exchange (Linux 5.12); this kernel " \
+               f"is Linux {release}" in text, text
+        assert not (out / "wall" / "summary.json").exists()
+        return
+    share = float(re.search(r"sleep_share ([0-9.]+)", text).group(1))
+    wall = read_folded(out / "wall" / "all.wall.folded")
+    sleepy = {s: c for s, c in wall.items() if s.split(";")[1:2] == ["sleepy"]}
+    asleep = sum(c for s, c in sleepy.items() if ";sleep_phase;" in s)
+    assert abs(asleep / sum(sleepy.values()) - share) <= 0.15 * share, (asleep, sleepy, share)
+
+
+def test_a_refused_program_is_reported_as_the_verifiers_refusal(vm):
+    """SPARKPROF_ASSUME_FEATURES=all loads the walker everywhere: 5.10's
+    verifier refuses its bpf_loop callbacks, and the message says so."""
+    release, reduced, out = vm
+    rc = int((out / "forced.rc").read_text())
+    text = log(out, "forced")
+    if not reduced:
+        assert rc == 0, text
+        return
+    assert rc == 1
+    errors = [l for l in text.splitlines() if l.startswith("sparkprof: error:")]
+    assert errors == [f"sparkprof: error: load the BPF sampler: the verifier of Linux {release} "
+                      "rejected program sample_cpu: number of funcs in func_info doesn't match "
+                      "number of subprogs (-v prints its whole log)"], text
+    assert "root" not in text

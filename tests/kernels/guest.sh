@@ -1,0 +1,49 @@
+#!/bin/sh
+# Runs inside a kernel-matrix VM (tests/integration/test_kernels.py), as root,
+# with the host's files shared read-only: each recording's folder and log go
+# to OUT, which is shared writable. Nothing is asserted here: the host reads
+# what was written.
+#
+# usage: guest.sh OUT ROOT JAVA SIM_CLASSPATH [off-cpu]
+#   off-cpu: the kernel is expected to have off-CPU profiles: the JVM is
+#            recorded with --wall --off-cpu
+set -u
+OUT=$1 ROOT=$2 JAVA=$3 SIM_CP=$4
+OFF_CPU=
+[ "${5:-}" = off-cpu ] && OFF_CPU="--wall --off-cpu"
+SP=$ROOT/sparkprof
+PROGS=$ROOT/build/progs
+cd "$OUT" || exit 1
+uname -r > release
+
+# 1. The whole node: a native program with known hot functions.
+"$PROGS/hot_functions" 5 > native.out 2>&1 &
+"$SP" record -a -d 3 -o all > all.log 2>&1
+wait
+
+# 2. A JVM by pid: the simulated executor, with the helper and frame pointers.
+#    list sees it during its start delay; record -p ends when it exits.
+"$JAVA" -cp "$SIM_CP" -agentpath:"$ROOT/build/libsparkprof-agent.so" -XX:+PreserveFramePointer \
+	org.apache.spark.executor.CoarseGrainedExecutorBackend \
+	--driver-url spark://CoarseGrainedScheduler@127.0.0.1:1 --executor-id 1 \
+	--hostname localhost --cores 2 --app-id app-20261122000000-0001 \
+	--sim-ground-truth "$OUT/truth.json" --sim-scale 0.3 --sim-start-delay-ms 6000 \
+	> sim.out 2>&1 &
+SIM=$!
+# Once its main method runs (JVM start-up takes seconds under emulation).
+for i in $(seq 120); do
+	grep -q "sim-executor: started" sim.out && break
+	sleep 0.5
+done
+"$SP" list > list.out 2> list.err
+"$SP" record -p "$SIM" -F 199 $OFF_CPU -o jvm > jvm.log 2>&1
+wait
+
+# 3. Wall-clock time of a thread that sleeps half its time.
+"$SP" record --wall -t -F 499 -o wall -- "$PROGS/sleep_share" 3 20 20 > wall.log 2>&1
+
+# 4. Every program forced to load, whatever the probes say: an old kernel's
+#    verifier refuses what it lacks, and says so.
+SPARKPROF_ASSUME_FEATURES=all "$SP" record -a -d 1 -o forced > forced.log 2>&1
+echo $? > forced.rc
+echo done > done
