@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "base/grow_array.h"
 #include "base/stack_table.h"
 #include "base/string_pool.h"
@@ -118,7 +119,7 @@ static uint64_t stack_hash(const char *root, const char *thread, const struct fr
 {
 	/* Four lanes, each a frame in four: one lane's multiply waits for its
 	 * previous one, so a single chain cost a multiply's latency a frame. */
-	uint64_t lane[4] = { mix_text(mix_text(1469598103934665603ull, root), thread), 1, 2, 3 };
+	uint64_t lane[4] = { mix_text(mix_text(FNV1A_INIT, root), thread), 1, 2, 3 };
 	size_t i = 0;
 
 	for (; i + 4 <= n; i += 4)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "base/string_pool.h"
 
 #define CHUNK_SIZE 65536
@@ -37,10 +38,7 @@ static size_t copy_len(const char *s)
 
 static uint64_t hash_bytes(const char *s, size_t len)
 {
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h;
+	return fnv1a(FNV1A_INIT, s, len);
 }
 
 struct string_pool *string_pool_new(void)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "base/strmap.h"
 
 struct strmap_entry {
@@ -22,13 +23,7 @@ struct strmap {
 
 uint64_t strmap_hash(const char *s, size_t len)
 {
-	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
+	return fnv1a(FNV1A_INIT, s, len);
 }
 
 struct strmap *strmap_new(void)

@@ -18,6 +18,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "base/hash.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "jvm/hotspot.h"
@@ -839,11 +840,7 @@ size_t hotspot_cached_methods(const struct hotspot *hs)
 
 static uint64_t hash_bytes(const char *s, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (uint8_t)s[i]) * 0x100000001b3ULL;
-	return h;
+	return fnv1a(FNV1A_INIT, s, len);
 }
 
 static uint64_t hash_u64(uint64_t v)

@@ -10,6 +10,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "base/hash.h"
 #include "base/log.h"
 #include "base/spill_file.h"
 #include "proc/proc_root.h"
@@ -81,12 +82,7 @@ struct binary_cache {
 
 static uint64_t hash_bytes(const void *p, size_t len)
 {
-	const unsigned char *b = p;
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ b[i]) * 1099511628211ull;
-	return h;
+	return fnv1a(FNV1A_INIT, p, len);
 }
 
 static struct kv_slot *kv_find(const struct kv_table *t, const void *key, size_t len, uint64_t h)

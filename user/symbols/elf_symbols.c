@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "base/log.h"
 #include "base/spill_file.h"
 #include "symbols/demangle.h"
@@ -878,19 +879,10 @@ void elf_symbols_free(struct elf_symbols *es)
 	free(es);
 }
 
-static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
-{
-	const uint8_t *p = data;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ p[i]) * 0x100000001b3ULL;
-	return h;
-}
-
 /* Hashes every symbol table and the string table it links to. */
 static uint64_t digest_names(Elf *elf)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = FNV1A_INIT;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
 
