@@ -828,7 +828,6 @@ def bench_soak(cfg, work):
             "off_cpu_events": s.get("off_cpu", {}).get("events"), "lost": s.get("lost"),
             "ring_buffer": s.get("ring_buffer"), "options": list(cfg.get("soak_options", ())),
             "memory": s.get("memory"), "helper_logs": logs, "helper_opts": cfg["helper_opts"],
-            "reopened": sum(o.get("reopened", 0) for o in s.get("outputs", [])),
             "churn_died_s": churn_died, "stop_profile": stop_profile,
             "churn_jdk": os.path.basename(JDK_NEWEST), "churn_error": churn_error,
             "stop_s": stop_s, "stop_wrote": stop_wrote, "stage_outputs": stages, "bytes": size,
@@ -999,25 +998,20 @@ def report(mode, m, res):
                   + "."]
         mem = so.get("memory")
         if mem:
+            counts = ("rss_kib", "symbol_files", "symbol_files_dropped", "store_segments",
+                      "store_file_bytes", "store_samples_lost", "segment_close_ms",
+                      "longest_segment_close_ms")
             L += ["", "What the memory held when sampling stopped (summary.json `memory`, "
                   "heap MB): " + ", ".join(f"{k} {v / 1e6:.1f}" for k, v in mem.items()
-                                           if k not in ("rss_kib", "outputs", "parked_outputs",
-                                                        "stack_epochs", "archived_stages",
-                                                        "stack_epochs_ms", "longest_stack_epoch_ms",
-                                                        "spill_file_bytes", "symbol_files",
-                                                        "symbol_files_dropped"))
+                                           if k not in counts)
                   + (f"; ELF files held {mem['symbol_files']}, dropped "
                      f"{mem['symbol_files_dropped']}" if "symbol_files" in mem else "")
-                  + f"; RSS {mem['rss_kib'] / 1024:.0f} MiB; {mem['outputs']} outputs, "
-                  f"{mem['parked_outputs']} parked; "
-                  f"{mem.get('archived_stages', 0):,} stages' counters archived; "
-                  f"{mem.get('stack_epochs', 0)} epochs of the stack table"
-                  + (f" ({mem['stack_epochs_ms'] / 1000:.1f} s, the longest "
-                     f"{mem['longest_stack_epoch_ms'] / 1000:.1f} s)" if "stack_epochs_ms" in mem else "")
-                  + (f"; spill file {mem['spill_file_bytes'] / 1e6:.0f} MB" if "spill_file_bytes" in mem else "")
-                  + "; outputs "
-                  f"reopened by a late sample after their files were written: "
-                  f"{so.get('reopened', '-')}."]
+                  + f"; RSS {mem['rss_kib'] / 1024:.0f} MiB; sample store: "
+                  f"{mem.get('store_segments', 0)} segments, "
+                  f"{mem.get('store_file_bytes', 0) / 1e6:.0f} MB, closing them took "
+                  f"{mem.get('segment_close_ms', 0) / 1000:.1f} s (the longest "
+                  f"{mem.get('longest_segment_close_ms', 0) / 1000:.1f} s), "
+                  f"{mem.get('store_samples_lost', 0):,} samples lost."]
         if so.get("helper_logs"):
             L += ["", "Helper logs (helper options: "
                   f"`{so.get('helper_opts') or 'defaults'}`): the newest file left in /tmp, "

@@ -6,7 +6,7 @@ python3 bench/cpu_cost.py "$@"
 
 # JFR writer throughput and memory: 1,000,000 samples, 64-frame stacks.
 mkdir -p build/bench
-cc -O2 -D_GNU_SOURCE -Iinclude -Iuser -o build/bench/jfr_bench bench/jfr_bench.c \
+cc -O2 -D_GNU_SOURCE -Iinclude -Iuser -Ibuild -o build/bench/jfr_bench bench/jfr_bench.c \
 	build/libsparkprof.a -lz
 for gzip in 0 1; do
 	/usr/bin/time -f "jfr_bench gzip=$gzip: %e s wall, %U+%S s CPU, %M KiB peak RSS" \
@@ -14,26 +14,16 @@ for gzip in 0 1; do
 done
 rm -f build/bench/bench.jfr
 
-# Naming and filing one sample (node + stage outputs, folded, wall, JFR), and
-# writing every output at the end: 1,000,000 samples over 5,000 and 50,000
-# stacks of 8 kernel + 32 user frames.
-cc -O2 -D_GNU_SOURCE -Iinclude -Iuser -o build/bench/steady_path bench/steady_path.c \
-	build/libsparkprof.a -lz -lelf -lbpf
+# Naming one sample and adding it to the sample store with a stage's
+# labels, and writing every view from the store at the end: 1,000,000
+# samples over 5,000 and 50,000 stacks of 8 kernel + 32 user frames.
+cc -O2 -D_GNU_SOURCE -Iinclude -Iuser -Ibuild -o build/bench/steady_path bench/steady_path.c \
+	build/libsparkprof.a -lz -lelf -lbpf -lpthread -lm
 build/bench/steady_path 1000000 5000
 build/bench/steady_path 1000000 50000
-# Merging two saved count trees (what a long recording's epochs do to the
-# node's output): as streams, against building the merged tree in memory;
-# and building an output's tree from its saved trees at the stop.
-cc -O2 -D_GNU_SOURCE -Iinclude -Iuser -o build/bench/tree_merge bench/tree_merge.c \
-	build/libsparkprof.a -lz
-for stacks in 60000 240000; do
-	build/bench/tree_merge memory $stacks
-	build/bench/tree_merge stream $stacks
-done
-# The stop's work on one output: its tree from a saved tree and eight layers.
-build/bench/tree_merge stop 60000
-# Parking a stage: its tree from a profile of 200 stacks in a 1M-node table.
-build/bench/tree_merge stages 60000
+# One executor running 600 short stages, recorded with -a -t --wall:
+# files, bytes, peak RSS and the stop.
+python3 bench/many_stages.py
 # index.html of an hour's folder (54,000 stages): time and peak RSS.
 python3 bench/run_index.py
 for extra in bench/offcpu*.sh; do

@@ -1,8 +1,9 @@
 /* steady_path.c - user-space cost of one sample after it left the ring
  * buffer: naming its stack (stack_resolver: kernel addresses from
- * /proc/kallsyms, user addresses in this program and libc) and filing it in
- * a node and a stage output (folded, wall folded and JFR), then the time to
- * write every output, as at the end of a recording.
+ * /proc/kallsyms, user addresses in this program and libc) and adding it
+ * with a stage's labels to the sample store, then the time to write every
+ * view (the node's, the executor's, the stage's: folded, wall folded, JFR,
+ * pages) from the store, as at the end of a recording.
  *
  * usage: steady_path SAMPLES [STACKS] [KERNEL_DEPTH] [USER_DEPTH]
  * (defaults 1000000 5000 8 32).  Needs root for kernel symbol addresses.
@@ -14,7 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "output/profile_outputs.h"
+#include "output/sample_store.h"
+#include "output/views.h"
 #include "symbols/proc_symbolizer.h"
 #include "symbols/stack_resolver.h"
 #include "bench_clock.h"
@@ -50,13 +52,17 @@ int main(int argc, char **argv)
 	uint64_t *ust = calloc((size_t)nstacks * udepth, sizeof(uint64_t));
 	static struct frame frames[STACK_MAX_FRAMES];
 	char dir[] = "/tmp/sparkprof-bench-XXXXXX", tname[16], cmd[64];
-	struct output_settings settings = {
-		.cpu_period_ns = 1000000, .wall = true, .wall_interval_ns = 10000000, .jfr = true,
+	struct sample_store_settings settings = {
+		.info = { .flags = STORE_WALL, .cpu_period_ns = 1000000,
+			  .wall_interval_ns = 10000000, .frequency_hz = 1000 },
+		.segment_bytes = 16u << 20, .segment_ns = UINT64_MAX,
 	};
-	struct output_label label = { "scope", "node" };
+	struct views_settings vs = { .jfr = true, .html = true, .attribution = "thread" };
 	struct stack_resolver *r;
-	struct profile_outputs *outs;
-	struct profile_output *node, *stage;
+	struct sample_store *store;
+	struct store_reader *reader;
+	struct views *views = NULL;
+	char path[64];
 	long rss_before, rss_added;
 	struct user_names names;
 	double cpu0, cpu1, cpu2, wall1, wall2;
@@ -79,11 +85,10 @@ int main(int argc, char **argv)
 	}
 	settings.dir = mkdtemp(dir);
 	r = stack_resolver_new();
-	outs = settings.dir ? profile_outputs_new(&settings) : NULL;
-	if (!r || !outs)
+	store = settings.dir ? sample_store_open(&settings) : NULL;
+	if (!r || !store)
 		return 1;
-	node = profile_outputs_get(outs, "all", &label, 1);
-	stage = profile_outputs_get(outs, "exec-1/stage-3", &label, 1);
+	vs.dir = settings.dir;
 	names = (struct user_names){ .symbolizer = stack_resolver_inspect(r, getpid()) };
 	rss_before = status_kib("VmRSS:");
 	cpu0 = seconds(CLOCK_PROCESS_CPUTIME_ID);
@@ -91,29 +96,39 @@ int main(int argc, char **argv)
 		int i = (int)(((uint64_t)j * 2654435761u) % (uint64_t)nstacks);
 		struct resolved_sample s = {
 			.timestamp_ns = 1000000 + (uint64_t)j * 50000, .pid = 77, .tid = 78 + (pid_t)(j % 5),
-			.kind = SAMPLE_CPU, .thread_name = tname, .root_label = "java-77", .frames = frames,
+			.kind = SAMPLE_CPU, .thread_name = tname, .frames = frames,
 		};
+		struct sample_labels l = { .pid = 77, .tid = s.tid, .process = "java-77",
+					   .thread = tname, .app_id = "app-1", .executor_id = "1",
+					   .stage = 3, .attempt = 0, .task = j % 5,
+					   .flags = LABEL_EXECUTOR_VIEWS };
 
 		snprintf(tname, sizeof(tname), "worker-%ld", j % 5);
 		s.nframes = stack_resolver_resolve(r, &names, s.timestamp_ns, kst + (size_t)i * kdepth,
 						   (size_t)kdepth, ust + (size_t)i * udepth,
 						   (size_t)udepth, frames, STACK_MAX_FRAMES);
-		profile_output_add(outs, node, &s);
-		profile_output_add(outs, stage, &s);
+		sample_store_add(store, &s, &l);
+		sample_store_tick(store, s.timestamp_ns);
 	}
 	cpu1 = seconds(CLOCK_PROCESS_CPUTIME_ID);
 	rss_added = status_kib("VmRSS:");
 	wall1 = seconds(CLOCK_MONOTONIC);
-	err = profile_outputs_write(outs);
+	err = sample_store_finish(store);
+	snprintf(path, sizeof(path), "%s/%s", dir, STORE_FILE_NAME);
+	reader = err ? NULL : store_reader_open(path);
+	views = reader ? views_write(reader, &vs) : NULL;
+	err = err || !views || views_first_error(views);
+	store_reader_close(reader);
 	wall2 = seconds(CLOCK_MONOTONIC);
 	cpu2 = seconds(CLOCK_PROCESS_CPUTIME_ID);
-	printf("steady_path: %ld samples over %d stacks (%d+%d frames), 2 outputs: "
-	       "%.2f us CPU per sample; RSS +%ld MiB with every sample added; writing every "
-	       "output %.3f s (%.3f s CPU)%s; peak RSS %ld MiB\n",
+	printf("steady_path: %ld samples over %d stacks (%d+%d frames), 3 views: "
+	       "%.2f us CPU per sample (segments closed included); RSS +%ld MiB with every "
+	       "sample added; writing every view %.3f s (%.3f s CPU)%s; peak RSS %ld MiB\n",
 	       nsamples, nstacks, kdepth, udepth, (cpu1 - cpu0) * 1e6 / (double)nsamples,
 	       (rss_added - rss_before) / 1024, wall2 - wall1, cpu2 - cpu1, err ? " FAILED" : "",
 	       status_kib("VmHWM:") / 1024);
-	profile_outputs_free(outs);
+	views_free(views);
+	sample_store_free(store);
 	proc_symbolizer_free(names.symbolizer);
 	stack_resolver_free(r);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);

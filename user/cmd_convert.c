@@ -7,6 +7,7 @@
 
 #include "base/log.h"
 #include "cmd_folded_input.h"
+#include "cmd_store_input.h"
 #include "commands.h"
 #include "output/flame_page.h"
 #include "output/flame_tree.h"
@@ -16,8 +17,15 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: sparkprof convert IN.folded -o OUT.pb.gz [options]\n"
+		"       sparkprof convert DIR -o OUT.pb.gz [--task TID] [--stage S[.A]]\n"
+		"                         [--executor ID] [--app ID]\n"
 		"\n"
-		"Converts a folded file. Formats (by --format, else by OUT's name):\n"
+		"Converts a folded file, or a recording's folder DIR (its sample store: every\n"
+		"sample, or those with the labels given) into one profile whose samples carry\n"
+		"their labels: spark.app.id, spark.executor.id, spark.stage.id,\n"
+		"spark.stage.attempt, spark.task.id, thread.name, thread.state, process.pid,\n"
+		"process.name (go tool pprof -tagfocus picks them), with a value per kind\n"
+		"recorded. Formats (by --format, else by OUT's name):\n"
 		"  pprof   gzip'd profile.proto (*.pb.gz, *.pprof): go tool pprof, Pyroscope,\n"
 		"          Parca, Grafana. CPU profiles are samples/count; wall and off-CPU\n"
 		"          profiles wall/nanoseconds and offcpu/nanoseconds. Frame types are\n"
@@ -40,8 +48,10 @@ int cmd_convert(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' }, { "format", required_argument, NULL, 'f' },
 		{ "kind", required_argument, NULL, 'k' }, { "unit-ns", required_argument, NULL, 'u' },
 		{ "freq", required_argument, NULL, 'F' }, { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		CMD_FILTER_OPTIONS, { NULL, 0, NULL, 0 },
 	};
+	struct label_filter filter = { .task = -1 };
+	bool filtered;
 	const char *out = NULL, *format = NULL, *kind = NULL;
 	struct pprof_options po = { .sample_type = "samples", .unit = "count", .multiplier = 1 };
 	enum flame_page_mode mode;
@@ -64,7 +74,12 @@ int cmd_convert(int argc, char **argv)
 				return 2;
 			break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default:
+			switch (cmd_filter_option("convert", opt, optarg, &filter)) {
+			case 1: break;
+			case 0: usage(stderr); return 2;
+			default: return 2;
+			}
 		}
 	}
 	if (optind + 1 != argc || !out) {
@@ -77,6 +92,19 @@ int cmd_convert(int argc, char **argv)
 	}
 	if (!format && !strstr(out, ".pb") && !strstr(out, ".pprof")) {
 		sp_err("convert: cannot tell the format from '%s': give --format pprof", out);
+		return 2;
+	}
+	filtered = filter.app_id || filter.executor_id || filter.by_stage || filter.task >= 0;
+	if (cmd_is_store_input(argv[optind])) {
+		struct store_reader *r = cmd_open_store(argv[optind]);
+
+		err = r ? store_query_pprof(r, &filter, out) : -1;
+		store_reader_close(r);
+		return err ? 1 : 0;
+	}
+	if (filtered) {
+		sp_err("convert: --task, --stage, --executor and --app pick samples of a "
+		       "recording's folder, not of %s", argv[optind]);
 		return 2;
 	}
 	if (cmd_folded_input_kind("convert", argv[optind], kind, unit_ns, &mode, &po.multiplier))

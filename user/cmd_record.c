@@ -25,8 +25,7 @@
 #include "record/child_command.h"
 #include "record/record_attach.h"
 #include "record/record_options.h"
-#include "record/recorder.h"
-#include "record/rotation.h"
+#include "record/record_sink.h"
 #include "record/target_exits.h"
 #include "sampler/bpf_offcpu.h"
 #include "sampler/bpf_sampler.h"
@@ -178,10 +177,11 @@ static void install_signal_handlers(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-/* What the recorder's callbacks tell the BPF side. */
+/* The BPF side and what feeds from it: what the recorders' callbacks use. */
 struct bpf_side {
 	struct bpf_sampler *sampler;
 	struct bpf_offcpu *offcpu;    /* NULL without --wall/--off-cpu */
+	struct drain_thread *drain;
 };
 
 static int read_counters(void *ctx, uint64_t counters[SP_CNT_MAX])
@@ -191,18 +191,22 @@ static int read_counters(void *ctx, uint64_t counters[SP_CNT_MAX])
 	return bpf->sampler ? bpf_sampler_counters(bpf->sampler, counters) : 0;
 }
 
+static void read_losses(void *ctx, struct ring_use *ring, uint64_t *dropped)
+{
+	struct bpf_side *bpf = ctx;
+
+	*ring = (struct ring_use){ 0 };
+	if (bpf->sampler)
+		bpf_sampler_ring_use(bpf->sampler, ring);
+	*dropped = bpf->drain ? drain_thread_dropped(bpf->drain) : 0;
+}
+
 static void mark_known(void *ctx, pid_t pid)
 {
 	struct bpf_side *bpf = ctx;
 
 	bpf_sampler_mark_known(bpf->sampler, pid);
 }
-
-struct live_status {
-	bool on_terminal;
-	uint64_t last_print_ns, last_samples;
-	bool printed;
-};
 
 static void describe_jvm(void *ctx, pid_t pid, const struct sp_hotspot_info *info)
 {
@@ -217,43 +221,33 @@ static void describe_jvm(void *ctx, pid_t pid, const struct sp_hotspot_info *inf
 		bpf_offcpu_seed(bpf->offcpu);
 }
 
+struct live_status {
+	bool on_terminal;
+	uint64_t last_print_ns, last_samples;
+	bool printed;
+};
+
 static void print_status(struct live_status *st, struct bpf_sampler *sampler,
-			 struct recorder *rec, uint64_t now, uint64_t start)
+			 const struct record_sink *sink, uint64_t now, uint64_t start)
 {
 	uint64_t counters[SP_CNT_MAX];
-	struct recorder_totals totals;
 	double interval;
 
 	if (!st->on_terminal || now - st->last_print_ns < NSEC_PER_SEC)
 		return;
 	if (bpf_sampler_counters(sampler, counters))
 		return;
-	recorder_get_totals(rec, &totals);
 	interval = (double)(now - st->last_print_ns) / 1e9;
 	fprintf(stderr, "\rsparkprof: %5.0fs  %7.0f samples/s  %llu samples  %llu processes  "
 		"lost %llu   ",
 		(double)(now - start) / 1e9,
 		st->last_print_ns ? (double)(counters[SP_CNT_SAMPLES] - st->last_samples) / interval : 0.0,
-		(unsigned long long)counters[SP_CNT_SAMPLES], (unsigned long long)totals.processes,
+		(unsigned long long)counters[SP_CNT_SAMPLES],
+		(unsigned long long)record_sink_processes(sink),
 		(unsigned long long)(counters[SP_CNT_LOST_RINGBUF] + counters[SP_CNT_OFFCPU_LOST]));
 	st->last_samples = counters[SP_CNT_SAMPLES];
 	st->last_print_ns = now;
 	st->printed = true;
-}
-
-static void print_summary(const char *dir, const uint64_t *counters,
-			  const struct recorder_totals *totals, double seconds, bool with_off_cpu)
-{
-	fprintf(stderr, "sparkprof: %.1f s, %llu samples from %llu processes, lost %llu "
-		"(ring buffer full)",
-		seconds, (unsigned long long)counters[SP_CNT_SAMPLES],
-		(unsigned long long)totals->processes,
-		(unsigned long long)counters[SP_CNT_LOST_RINGBUF]);
-	if (with_off_cpu)
-		fprintf(stderr, ", %llu off-CPU intervals (lost %llu)",
-			(unsigned long long)counters[SP_CNT_OFFCPU_EVENTS],
-			(unsigned long long)counters[SP_CNT_OFFCPU_LOST]);
-	fprintf(stderr, "\nsparkprof: wrote %s/all.folded and %s/summary.json\n", dir, dir);
 }
 
 /* A power of two (the kernel's rule), from --ring-buffer or the rate. */
@@ -280,240 +274,206 @@ static bool access_summary(const char *dir)
 	return access(path, F_OK) == 0;
 }
 
-int cmd_record(int argc, char **argv)
-{
+/* Everything a recording holds while it runs. */
+struct recording {
 	struct record_options opts;
-	struct child_command child = { .pid = -1, .gate_fd = -1 };
-	struct target_exits *targets = NULL;
-	struct bpf_side bpf = { 0 };
 	struct kernel_features kernel;
-	struct bpf_sampler *sampler = NULL;
-	struct bpf_offcpu *offcpu = NULL;
-	struct drain_thread *drain = NULL;
-	struct recorder *rec = NULL;
-	struct rotation *rot = NULL;    /* --rotate: intervals, each its own recorder */
-	bpf_sampler_record_fn file_record;   /* the recorder's (or rotation's) */
-	void *file_ctx;
-	struct live_status status = { .on_terminal = isatty(STDERR_FILENO) };
-	uint64_t counters[SP_CNT_MAX] = { 0 };
-	uint64_t start_mono, start_real, end_mono;
-	char default_dir[64];
+	struct child_command child;
+	struct target_exits *targets;
+	struct bpf_side bpf;
+	struct record_sink *sink;
 	const char *dir;
-	bool filter, with_off_cpu;
-	int exit_code = 1, err;
-	uint64_t launch_mono = clock_ns(CLOCK_MONOTONIC);
+	char default_dir[64];
+	uint64_t launch_ns, start_ns, end_ns;
+};
 
-	if (record_options_parse(&opts, argc, argv))
+/* Options, privileges, kernel, pids and the output folder: what the user
+ * can fix is checked before anything starts. 0, or an exit status. */
+static int prepare(struct recording *r, int argc, char **argv)
+{
+	if (record_options_parse(&r->opts, argc, argv))
 		return 2;
-	if (opts.help) {
+	if (r->opts.help) {
 		record_options_usage(stdout);
-		return 0;
+		return -1;
 	}
-	if (opts.verbose)
+	if (r->opts.verbose)
 		sp_log_set_level(SP_LOG_DEBUG);
-	if (check_privileges() || check_kernel(&kernel, &opts) || check_pids(&opts))
+	if (check_privileges() || check_kernel(&r->kernel, &r->opts) || check_pids(&r->opts))
 		return 1;
-	dir = opts.output_dir;
-	if (!dir) {
-		default_output_dir(default_dir, sizeof(default_dir));
-		dir = default_dir;
+	r->dir = r->opts.output_dir;
+	if (!r->dir) {
+		default_output_dir(r->default_dir, sizeof(r->default_dir));
+		r->dir = r->default_dir;
 	}
-	if (prepare_output_dir(dir))
+	if (prepare_output_dir(r->dir))
 		return 1;
-
-	filter = opts.npids > 0 || opts.command;
-	with_off_cpu = opts.wall || opts.off_cpu;
 	install_signal_handlers();
-	if (opts.command && child_command_spawn(&child, opts.command))
+	if (r->opts.command && child_command_spawn(&r->child, r->opts.command))
 		return 1;
+	return 0;
+}
 
-	struct bpf_sampler_options sampler_opts = {
-		.frequency_hz = opts.frequency_hz,
-		.filter_tgids = filter,
-		.follow_children = opts.command != NULL,
-		.ringbuf_bytes = ring_buffer_bytes(&opts),
-		.hotspot_walk = opts.java_walker && kernel.has[KERNEL_HOTSPOT_WALK],
-		.kernel = &kernel,
-		.on_record = drain_thread_push,
+/* The sampler, its targets and the off-CPU tracer, loaded; nothing runs. */
+static int open_bpf(struct recording *r, bool walk)
+{
+	const struct record_options *o = &r->opts;
+	bool filter = o->npids > 0 || o->command;
+	struct bpf_sampler_options so = {
+		.frequency_hz = o->frequency_hz, .filter_tgids = filter,
+		.follow_children = o->command != NULL, .ringbuf_bytes = ring_buffer_bytes(o),
+		.hotspot_walk = walk, .kernel = &r->kernel,
+		.on_record = drain_thread_push, .ctx = r->bpf.drain,
 	};
-	start_mono = clock_ns(CLOCK_MONOTONIC);
-	start_real = clock_ns(CLOCK_REALTIME);
-	struct recorder_config rec_config = {
-		.opts = &opts,
-		.output_dir = dir,
-		.start_monotonic_ns = start_mono,
-		.start_realtime_ns = start_real,
-		.launch_monotonic_ns = launch_mono,
-		.resolve_delay_ns = RESOLVE_DELAY_NS,
-		.on_new_process = mark_known,
-		.on_jvm = sampler_opts.hotspot_walk ? describe_jvm : NULL,
-		.kernel = &kernel,
-	};
-	drain = drain_thread_new(QUEUE_BYTES);
-	if (!drain) {
-		sp_err("set up the drain thread: %s", strerror(errno));
-		goto out;
-	}
-	sampler_opts.ctx = drain;
-	rec_config.drain = drain;
-	if (opts.rotate_ns) {
-		struct rotation_config rot_config = {
-			.recorder = rec_config,
-			.interval_ns = opts.rotate_ns,
-			.keep = opts.keep,
-			.close_delay_ns = RESOLVE_DELAY_NS + NSEC_PER_SEC / 2,
-			.read_counters = read_counters,
-			.counters_ctx = &bpf,
-		};
 
-		if (!(rot = rotation_new(&rot_config)))
-			goto out;
-		file_record = rotation_on_record;
-		file_ctx = rot;
-	} else {
-		if (!(rec = recorder_new(&rec_config)))
-			goto out;
-		file_record = recorder_on_record;
-		file_ctx = rec;
-	}
-	sampler = bpf_sampler_open(&sampler_opts);
-	if (!sampler)
-		goto out;
-	bpf.sampler = sampler;
-	if (rot)
-		rotation_set_callback_ctx(rot, &bpf);
-	else
-		recorder_set_new_process_ctx(rec, &bpf);
-	for (int i = 0; i < opts.npids; i++)
-		if (bpf_sampler_add_target(sampler, opts.pids[i])) {
-			sp_err("-p: add pid %d to the BPF filter: %s", opts.pids[i], strerror(errno));
-			goto out;
+	if (!(r->bpf.sampler = bpf_sampler_open(&so)))
+		return -1;
+	for (int i = 0; i < o->npids; i++)
+		if (bpf_sampler_add_target(r->bpf.sampler, o->pids[i])) {
+			sp_err("-p: add pid %d to the BPF filter: %s", o->pids[i], strerror(errno));
+			return -1;
 		}
-	if (opts.npids && !(targets = target_exits_new(opts.pids, opts.npids))) {
+	if (o->npids && !(r->targets = target_exits_new(o->pids, o->npids))) {
 		sp_err("-p: watch the targets for their exit: %s", strerror(errno));
-		goto out;
+		return -1;
 	}
-	if (opts.command && bpf_sampler_add_target(sampler, child.pid)) {
-		sp_err("add the command (pid %d) to the BPF filter: %s", child.pid, strerror(errno));
-		goto out;
+	if (o->command && bpf_sampler_add_target(r->bpf.sampler, r->child.pid)) {
+		sp_err("add the command (pid %d) to the BPF filter: %s", r->child.pid, strerror(errno));
+		return -1;
 	}
-	if (with_off_cpu) {
+	if (o->wall || o->off_cpu) {
 		struct bpf_sampler_fds fds;
-		struct bpf_offcpu_options offcpu_opts = {
-			.filter_tgids = filter,
-			.min_off_cpu_ns = opts.min_off_cpu_ns,
-			.ringbuf_bytes = ring_buffer_bytes(&opts),
-			.hotspot_walk = sampler_opts.hotspot_walk,
-			.kernel = &kernel,
-		};
+		struct bpf_offcpu_options oo = { .filter_tgids = filter,
+						 .min_off_cpu_ns = o->min_off_cpu_ns,
+						 .ringbuf_bytes = so.ringbuf_bytes,
+						 .hotspot_walk = walk, .kernel = &r->kernel };
 
-		bpf_sampler_shared_fds(sampler, &fds);
-		offcpu = bpf_offcpu_open(&fds, &offcpu_opts);
-		if (!offcpu)
-			goto out;
-		bpf.offcpu = offcpu;
+		bpf_sampler_shared_fds(r->bpf.sampler, &fds);
+		if (!(r->bpf.offcpu = bpf_offcpu_open(&fds, &oo)))
+			return -1;
 	}
-	if (opts.attach)
-		record_attach_jvms(&opts);
-	/* The first interval starts with sampling: every record is later. */
-	if (rot && rotation_start(rot, clock_ns(CLOCK_MONOTONIC)))
-		goto out;
-	if (bpf_sampler_start(sampler) || (offcpu && bpf_offcpu_start(offcpu)))
-		goto out;
-	err = drain_thread_start(drain, sampler);
-	if (err) {
+	return 0;
+}
+
+/* The drain, the sink and the BPF side, made; then sampling starts. */
+static int start(struct recording *r)
+{
+	bool walk = r->opts.java_walker && r->kernel.has[KERNEL_HOTSPOT_WALK];
+	struct recorder_config rc = {
+		.opts = &r->opts, .output_dir = r->dir, .start_monotonic_ns = clock_ns(CLOCK_MONOTONIC),
+		.start_realtime_ns = clock_ns(CLOCK_REALTIME), .launch_monotonic_ns = r->launch_ns,
+		.resolve_delay_ns = RESOLVE_DELAY_NS, .on_new_process = mark_known,
+		.on_jvm = walk ? describe_jvm : NULL, .kernel = &r->kernel, .read_losses = read_losses,
+	};
+	int err;
+
+	if (!(r->bpf.drain = drain_thread_new(QUEUE_BYTES))) {
+		sp_err("set up the drain thread: %s", strerror(errno));
+		return -1;
+	}
+	rc.drain = r->bpf.drain;
+	if (!(r->sink = record_sink_new(&rc, read_counters, &r->bpf)) || open_bpf(r, walk))
+		return -1;
+	record_sink_set_callback_ctx(r->sink, &r->bpf);
+	if (r->opts.attach)
+		record_attach_jvms(&r->opts);
+	/* With --rotate the first interval starts with sampling. */
+	if (r->opts.rotate_ns && record_sink_start(r->sink, clock_ns(CLOCK_MONOTONIC)))
+		return -1;
+	if (bpf_sampler_start(r->bpf.sampler) || (r->bpf.offcpu && bpf_offcpu_start(r->bpf.offcpu)))
+		return -1;
+	if ((err = drain_thread_start(r->bpf.drain, r->bpf.sampler))) {
 		sp_err("start the drain thread: %s", strerror(-err));
-		goto out;
+		return -1;
 	}
-	start_mono = clock_ns(CLOCK_MONOTONIC);
-	if (rec)
-		recorder_sampling_started(rec, start_mono);
-	if (opts.command)
-		child_command_release(&child);
-	sp_info("recording into %s%s", dir,
-		opts.duration_s > 0 || opts.command ? "" : " (Ctrl-C to stop)");
+	r->start_ns = clock_ns(CLOCK_MONOTONIC);
+	if (!r->opts.rotate_ns)
+		record_sink_start(r->sink, r->start_ns);
+	if (r->opts.command)
+		child_command_release(&r->child);
+	sp_info("recording into %s%s", r->dir,
+		r->opts.duration_s > 0 || r->opts.command ? "" : " (Ctrl-C to stop)");
+	return 0;
+}
+
+/* Takes and files records until a stop: a signal, -d, the command's or
+ * the targets' exit, or an error. */
+static void run(struct recording *r)
+{
+	struct live_status status = { .on_terminal = isatty(STDERR_FILENO) };
 
 	for (;;) {
 		uint64_t now;
-		int n = drain_thread_take(drain, POLL_MS, TAKE_BUDGET_MS, file_record, file_ctx);
+		int n = drain_thread_take(r->bpf.drain, POLL_MS, TAKE_BUDGET_MS, record_sink_on_record,
+					  r->sink);
 
 		if (n < 0) {
 			sp_err("read BPF records: %s", strerror(-n));
 			break;
 		}
 		now = clock_ns(CLOCK_MONOTONIC);
-		if (rot) {
-			if (rotation_tick(rot, now))
-				break;
-		} else {
-			recorder_drain(rec, now, false);
-			print_status(&status, sampler, rec, now, start_mono);
-		}
-		if (stop_requested)
+		if (record_sink_tick(r->sink, now))
 			break;
-		if (opts.duration_s > 0 && now - start_mono >= (uint64_t)(opts.duration_s * 1e9))
+		if (!r->opts.rotate_ns)
+			print_status(&status, r->bpf.sampler, r->sink, now, r->start_ns);
+		if (stop_requested ||
+		    (r->opts.duration_s > 0 && now - r->start_ns >= (uint64_t)(r->opts.duration_s * 1e9)) ||
+		    (r->opts.command && child_command_poll_exit(&r->child)))
 			break;
-		if (opts.command && child_command_poll_exit(&child))
-			break;
-		if (targets && target_exits_all(targets)) {
+		if (r->targets && target_exits_all(r->targets)) {
 			sp_info("every process of -p has exited");
 			break;
 		}
 	}
-	end_mono = clock_ns(CLOCK_MONOTONIC);
+	r->end_ns = clock_ns(CLOCK_MONOTONIC);
 	if (status.printed)
 		fputc('\n', stderr);
-	/* Stop new records, then take everything still in flight. */
-	if (offcpu)
-		bpf_offcpu_stop(offcpu);
-	bpf_sampler_stop(sampler);
-	drain_thread_stop(drain);
-	while (bpf_sampler_poll(sampler, 0) > 0)
+}
+
+/* Stops new records, takes everything in flight and writes the files. The
+ * exit status. */
+static int finish(struct recording *r)
+{
+	uint64_t counters[SP_CNT_MAX] = { 0 };
+
+	if (r->bpf.offcpu)
+		bpf_offcpu_stop(r->bpf.offcpu);
+	bpf_sampler_stop(r->bpf.sampler);
+	drain_thread_stop(r->bpf.drain);
+	while (bpf_sampler_poll(r->bpf.sampler, 0) > 0)
 		;
-	drain_thread_flush(drain);
-	drain_thread_take(drain, 0, 0, file_record, file_ctx);
-	if (rec) {
-		struct ring_use ring;
-
-		bpf_sampler_ring_use(sampler, &ring);
-		recorder_set_ring_use(rec, &ring);
-		recorder_set_queue_full(rec, drain_thread_dropped(drain));
+	drain_thread_flush(r->bpf.drain);
+	drain_thread_take(r->bpf.drain, 0, 0, record_sink_on_record, r->sink);
+	bpf_sampler_counters(r->bpf.sampler, counters);
+	if (record_sink_finish(r->sink, counters, r->start_ns, r->end_ns)) {
+		if (!r->opts.rotate_ns)
+			sp_err("the recording in %s is incomplete: the files above could not be "
+			       "written%s", r->dir,
+			       access_summary(r->dir) ? " (summary.json lists them)" : "");
+		return 1;
 	}
-	bpf_sampler_counters(sampler, counters);
-	if (rot) {
-		struct rotation_totals totals;
+	return r->opts.command && r->child.exited && r->child.exit_status ? r->child.exit_status : 0;
+}
 
-		if (rotation_finish(rot, counters, end_mono) == 0)
-			exit_code = opts.command && child.exited && child.exit_status ?
-				    child.exit_status : 0;
-		rotation_get_totals(rot, &totals);
-		fprintf(stderr, "sparkprof: %.1f s, %llu intervals written into %s, %llu records "
-			"too late for their interval\n", (double)(end_mono - start_mono) / 1e9,
-			(unsigned long long)totals.intervals_written, dir,
-			(unsigned long long)totals.records_too_late);
-	} else if (recorder_finish(rec, counters, end_mono) == 0) {
-		struct recorder_totals totals;
+int cmd_record(int argc, char **argv)
+{
+	struct recording r = { .child = { .pid = -1, .gate_fd = -1 },
+			       .launch_ns = clock_ns(CLOCK_MONOTONIC) };
+	int exit_code = prepare(&r, argc, argv);
 
-		recorder_get_totals(rec, &totals);
-		print_summary(dir, counters, &totals, (double)(end_mono - start_mono) / 1e9,
-			      with_off_cpu);
-		if (opts.html)
-			fprintf(stderr, "sparkprof: flame graphs: open %s/index.html\n", dir);
-		exit_code = 0;
-		if (opts.command && child.exited && child.exit_status)
-			exit_code = child.exit_status;
-	} else {
-		sp_err("the recording in %s is incomplete: the files above could not be written%s",
-		       dir, access_summary(dir) ? " (summary.json lists them)" : "");
+	if (exit_code)
+		return exit_code < 0 ? 0 : exit_code;
+	exit_code = 1;
+	if (!start(&r)) {
+		run(&r);
+		exit_code = finish(&r);
 	}
-out:
-	if (opts.command && !child.exited)
-		child_command_abort(&child);
-	drain_thread_free(drain);   /* joins the thread before the sampler goes */
-	bpf_offcpu_close(offcpu);
-	bpf_sampler_close(sampler);
-	recorder_free(rec);
-	rotation_free(rot);
-	target_exits_free(targets);
+	if (r.opts.command && !r.child.exited)
+		child_command_abort(&r.child);
+	drain_thread_free(r.bpf.drain);   /* joins the thread before the sampler goes */
+	bpf_offcpu_close(r.bpf.offcpu);
+	bpf_sampler_close(r.bpf.sampler);
+	record_sink_free(r.sink);
+	target_exits_free(r.targets);
 	return exit_code;
 }

@@ -1,24 +1,57 @@
-/* cmd_report.c - 'sparkprof report DIR': the HTML of a recording's folder
- * written again (flame graphs and index.html), e.g. after --no-html. */
+/* cmd_report.c - 'sparkprof report DIR': a recording's files written again
+ * from its sample store (folded, JFR, flame graphs) and its index.html; a
+ * folder without a store (an older recording) gets its flame graphs from
+ * its folded files. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/log.h"
+#include "cmd_store_input.h"
 #include "commands.h"
+#include "output/views.h"
 #include "record/run_index.h"
+
+/* Every view of DIR's store, as the recording made them, and the pages. */
+static int write_views(const char *dir, int *files)
+{
+	struct store_reader *r = cmd_open_store(dir);
+	const struct store_info *info;
+	struct views_settings vs;
+	struct views *v;
+	int err;
+
+	if (!r)
+		return -errno;
+	info = store_reader_info(r);
+	vs = (struct views_settings){ dir, !(info->flags & STORE_NO_JFR),
+				      info->flags & STORE_GZIP_JFR, true,
+				      info->flags & STORE_EPOCH ? "epoch" : "thread" };
+	v = views_write(r, &vs);
+	err = v ? views_first_error(v) : -errno;
+	*files = v ? (int)views_count(v) : 0;
+	views_free(v);
+	store_reader_close(r);
+	return err;
+}
 
 int cmd_report(int argc, char **argv)
 {
+	char store[PATH_MAX];
 	struct stat st;
-	int pages = 0, err;
+	int written = 0, err;
+	bool from_store;
 
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		printf("usage: sparkprof report DIR\n\n"
-		       "Writes the flame graph X.html of every X.folded below DIR, a folder\n"
-		       "written by 'sparkprof record', and DIR/index.html (the run at a\n"
-		       "glance, from DIR/summary.json and the files there).\n");
+		       "Writes a recording's files again from its sample store, DIR/samples.store:\n"
+		       "the folded and JFR files and flame graphs of the node, each executor and\n"
+		       "each stage, as the recording did, and DIR/index.html (the run at a\n"
+		       "glance, from DIR/summary.json and the files there). A folder without a\n"
+		       "store gets the flame graph X.html of every X.folded below it.\n");
 		return 0;
 	}
 	if (argc != 2 || argv[1][0] == '-') {
@@ -33,11 +66,17 @@ int cmd_report(int argc, char **argv)
 		sp_err("report: %s is not a folder", argv[1]);
 		return 1;
 	}
-	err = run_index_write_pages(argv[1], &pages);
+	snprintf(store, sizeof(store), "%s/%s", argv[1], STORE_FILE_NAME);
+	from_store = access(store, F_OK) == 0;
+	err = from_store ? write_views(argv[1], &written)
+			 : run_index_write_pages(argv[1], &written);
 	if (!err)
 		err = run_index_write(argv[1]);
 	if (err)
 		return 1;
-	printf("sparkprof: wrote %d flame graphs and %s/index.html\n", pages, argv[1]);
+	if (from_store)
+		printf("sparkprof: wrote the files of %d views and %s/index.html\n", written, argv[1]);
+	else
+		printf("sparkprof: wrote %d flame graphs and %s/index.html\n", written, argv[1]);
 	return 0;
 }

@@ -49,11 +49,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		default: stage_attribution_sample(sa, ts, tid, NULL, 0, &r); break;
 		}
 	}
-	size_t n;
-	const struct stage_stats *st = stage_attribution_stats(sa, &n);
-	for (size_t k = 0; k < n; k++)
-		if (st[k].samples != st[k].samples_by[0] + st[k].samples_by[1] + st[k].samples_by[2])
-			abort();
 	stage_attribution_free(sa);
 	return 0;
 }

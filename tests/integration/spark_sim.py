@@ -34,7 +34,7 @@ def compile_sim(build_dir, javac="javac"):
 
 def sim_command(classpath, truth_path, java="java", jvm_args=(), executor_id="1",
                 app_id=APP_ID, cores=2, scale=1.0, name_format="full", idle_names=False,
-                start_delay_ms=0, linger_ms=0):
+                start_delay_ms=0, linger_ms=0, short_stages=0, short_stage_ms=30):
     """The simulated executor's command line, shaped like a standalone
     executor's (see shared/docs/spark-executors.md section 4)."""
     return [java, "-cp", classpath, *jvm_args, MAIN_CLASS,
@@ -44,7 +44,8 @@ def sim_command(classpath, truth_path, java="java", jvm_args=(), executor_id="1"
             "--sim-ground-truth", str(truth_path), "--sim-scale", str(scale),
             "--sim-name-format", name_format,
             "--sim-idle-names", "true" if idle_names else "false",
-            "--sim-start-delay-ms", str(start_delay_ms), "--sim-linger-ms", str(linger_ms)]
+            "--sim-start-delay-ms", str(start_delay_ms), "--sim-linger-ms", str(linger_ms),
+            "--sim-short-stages", str(short_stages), "--sim-short-stage-ms", str(short_stage_ms)]
 
 
 def load_truth(path):

@@ -43,7 +43,10 @@ def test_hot_functions_are_named_in_their_ratio(node_recording):
     assert heavy > 600 and light > 200, (heavy, light)
     # burn_heavy does three times the work of burn_light.
     assert 2.4 <= heavy / light <= 3.6, (heavy, light)
-    assert samples_with(stacks, "main", "burn_heavy", root=root) == heavy
+    # Every spin under burn_heavy is under main too; a sample may also land
+    # in burn_heavy's own few instructions (the call around spin).
+    under_main = samples_with(stacks, "main", "burn_heavy", root=root)
+    assert heavy <= under_main <= heavy + max(2, heavy // 100), (heavy, under_main)
 
 
 def test_syscall_time_has_kernel_frames_under_it(node_recording):

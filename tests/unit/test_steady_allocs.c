@@ -1,5 +1,5 @@
-/* test_steady_allocs.c - the per-sample path (naming a stack, then filing
- * it in the node's and a stage's folded and JFR outputs) allocates nothing
+/* test_steady_allocs.c - the per-sample path (naming a stack, then adding
+ * it with its labels to the sample store's open segment) allocates nothing
  * once its stacks have been seen: every address is named once and every
  * stack stored once.  malloc and friends are replaced here by counting
  * wrappers around glibc's own, so every allocation of the code under test
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "output/profile_outputs.h"
+#include "output/sample_store.h"
 #include "symbols/proc_symbolizer.h"
 #include "symbols/stack_resolver.h"
 #include "tap.h"
@@ -110,19 +110,14 @@ int main(void)
 	int nk = kernel_addresses(kaddrs, 8);
 	struct stack_resolver *r = stack_resolver_new();
 	char dir[] = "/tmp/sparkprof-test-allocs-XXXXXX";
-	struct output_settings settings = {
+	struct sample_store_settings settings = {
 		.dir = mkdtemp(dir),
-		.cpu_period_ns = 1000000,
-		.wall = true,
-		.wall_interval_ns = 10000000,
-		.off_cpu = true,
-		.jfr = true,
-		.per_thread = true,
+		.info = { .flags = STORE_PER_THREAD | STORE_WALL | STORE_OFF_CPU,
+			  .cpu_period_ns = 1000000, .wall_interval_ns = 10000000 },
+		.segment_bytes = SIZE_MAX,
+		.segment_ns = UINT64_MAX,
 	};
-	struct output_label label = { "scope", "node" };
-	struct profile_outputs *outs = profile_outputs_new(&settings);
-	struct profile_output *node = outs ? profile_outputs_get(outs, "all", &label, 1) : NULL;
-	struct profile_output *stage = outs ? profile_outputs_get(outs, "exec-1/stage-3", &label, 1) : NULL;
+	struct sample_store *store = sample_store_open(&settings);
 	struct proc_symbolizer *self = r ? stack_resolver_inspect(r, getpid()) : NULL;
 	struct user_names names = { .symbolizer = self };
 	struct test_stack stacks[NSTACKS];
@@ -132,8 +127,8 @@ int main(void)
 	int failed = 0;
 
 	CHECK(nk >= 4, "kernel text addresses read from /proc/kallsyms");
-	CHECK(r && self && outs && node && stage, "resolver, own process and outputs set up");
-	if (!(nk >= 4 && r && self && outs && node && stage))
+	CHECK(r && self && store, "resolver, own process and store set up");
+	if (!(nk >= 4 && r && self && store))
 		TAP_DONE();
 	for (int i = 0; i < NSTACKS; i++) {
 		struct test_stack *s = &stacks[i];
@@ -148,8 +143,8 @@ int main(void)
 		s->nuser = 2 + (size_t)(i % 3);
 	}
 
-	/* Files n samples cycling through the stacks, on- and off-CPU, each
-	 * in both outputs, under a thread name held in a reused buffer (as
+	/* Files n samples cycling through the stacks, on- and off-CPU, of a
+	 * stage's task thread, under a thread name held in a reused buffer (as
 	 * the recorder's is). */
 #define FILE_SAMPLES(n)                                                                   \
 	for (unsigned long j = 0; j < (n); j++, samples++) {                                  \
@@ -166,12 +161,15 @@ int main(void)
 		s.nframes = stack_resolver_resolve(r, &names, s.timestamp_ns, ts->kernel,      \
 						   ts->nkernel, ts->user, ts->nuser, frames,   \
 						   STACK_MAX_FRAMES);                          \
-		failed |= profile_output_add(outs, node, &s) != 0;                            \
-		failed |= profile_output_add(outs, stage, &s) != 0;                           \
+		struct sample_labels l = { .pid = s.pid, .tid = s.tid, .process = "test-1",  \
+					   .thread = thread_name, .app_id = "app-1",           \
+					   .executor_id = "1", .stage = 3, .attempt = 0,       \
+					   .task = (int64_t)(j % 3), .flags = LABEL_EXECUTOR_VIEWS }; \
+		failed |= sample_store_add(store, &s, &l) != 0;                               \
 	}
 
-	/* First sight of every address and stack, and JFR buffers grown to a
-	 * chunk's size: a chunk is written and the next one reuses them. */
+	/* First sight of every address, stack and label, and the segment's
+	 * record array grown past what follows. */
 	FILE_SAMPLES(400000);
 	before = allocations;
 	FILE_SAMPLES(100000);
@@ -188,18 +186,20 @@ int main(void)
 		struct frame f[2] = { { "[unknown]", FRAME_NATIVE }, { "main", FRAME_NATIVE } };
 		struct resolved_sample s = {
 			.timestamp_ns = 1000000 + samples++ * 1000, .pid = 1, .tid = 1,
-			.kind = SAMPLE_CPU, .thread_name = "t", .root_label = thread_name,
-			.frames = f, .nframes = 2,
+			.kind = SAMPLE_CPU, .thread_name = "t", .frames = f, .nframes = 2,
 		};
+		struct sample_labels l = { .pid = 1, .tid = 1, .process = thread_name, .thread = "t",
+					   .app_id = "", .executor_id = "", .stage = -1,
+					   .attempt = -1, .task = -1 };
 
 		snprintf(thread_name, sizeof(thread_name), "new-%d", i);
-		profile_output_add(outs, node, &s);
+		sample_store_add(store, &s, &l);
 	}
-	CHECK(allocations > before, "new stacks are stored (%lu allocations for 2000)",
+	CHECK(allocations > before, "new labels are stored (%lu allocations for 2000)",
 	      allocations - before);
 
-	CHECK(profile_outputs_write(outs) == 0, "outputs written");
-	profile_outputs_free(outs);
+	CHECK(sample_store_finish(store) == 0, "the segment is written");
+	sample_store_free(store);
 	proc_symbolizer_free(self);
 	stack_resolver_free(r);
 	remove_tree(dir);

@@ -84,10 +84,3 @@ int atomic_file_commit(struct atomic_file *af, int err)
 	return err;
 }
 
-void atomic_file_abandon(struct atomic_file *af)
-{
-	fclose(af->file);
-	close(af->fd);
-	af->file = NULL;
-	unlink(af->tmp);
-}

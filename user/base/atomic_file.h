@@ -25,8 +25,4 @@ FILE *atomic_file_open(struct atomic_file *af, const char *path);
  * naming the file. */
 int atomic_file_commit(struct atomic_file *af, int err);
 
-/* Closes and removes PATH.tmp, saying nothing: for a caller whose input
- * failed and who says why itself. */
-void atomic_file_abandon(struct atomic_file *af);
-
 #endif

@@ -48,28 +48,6 @@ int make_parent_dirs(const char *path)
 	return make_dirs(dir);
 }
 
-bool is_safe_relative_name(const char *name)
-{
-	const char *component = name;
-
-	if (!*name || *name == '/')
-		return false;
-	for (const char *p = name;; p++) {
-		if (*p == '/' || *p == '\0') {
-			size_t len = (size_t)(p - component);
-
-			if (len == 0 || (len == 1 && component[0] == '.') ||
-			    (len == 2 && component[0] == '.' && component[1] == '.'))
-				return false;
-			if (!*p)
-				return true;
-			component = p + 1;
-		} else if ((unsigned char)*p < 0x20 || *p == 0x7f) {
-			return false;
-		}
-	}
-}
-
 void sanitize_name_component(char *name)
 {
 	for (char *p = name; *p; p++)

@@ -10,12 +10,6 @@ int make_dirs(const char *dir);
 /* Creates the folders above path (not path itself). 0 or -errno. */
 int make_parent_dirs(const char *path);
 
-/* A relative name we may place under the output folder: not empty, not
- * absolute, no "." or ".." component, no empty component, no control
- * characters. Application and executor ids come from other processes'
- * command lines, so this check stands between them and the file system. */
-bool is_safe_relative_name(const char *name);
-
 /* Replaces characters that do not belong in a file name component ('/',
  * control characters, leading dots) so ids from outside can be used as one. */
 void sanitize_name_component(char *name);

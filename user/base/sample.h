@@ -11,6 +11,7 @@
 enum sample_kind {
 	SAMPLE_CPU,      /* a cpu-clock sample: the thread was running */
 	SAMPLE_OFF_CPU,  /* an interval the thread spent off the CPU */
+	SAMPLE_TASK,     /* the thread took a Spark task: a mark, no frames or weight */
 };
 
 struct resolved_sample {

@@ -190,7 +190,7 @@ void flame_page_mode_for(const char *path, uint64_t wall_interval_ns, enum flame
 	}
 }
 
-static const char *mode_label(enum flame_page_mode mode)
+const char *flame_page_mode_label(enum flame_page_mode mode)
 {
 	switch (mode) {
 	case FLAME_PAGE_WALL: return "Wall clock";
@@ -203,26 +203,7 @@ static const char *mode_label(enum flame_page_mode mode)
 
 void flame_page_title(const char *name, enum flame_page_mode mode, char *buf, size_t len)
 {
-	const char *slash1 = strchr(name, '/'), *slash2 = slash1 ? strchr(slash1 + 1, '/') : NULL;
-	const char *stage;
-	char what[96];
-
-	if (!slash1 || !slash2 || strchr(slash2 + 1, '/') || strncmp(slash1 + 1, "exec-", 5)) {
-		snprintf(buf, len, "%s: %s", mode_label(mode),
-			 !strcmp(name, "all") ? "the node (every process profiled)" : name);
-		return;
-	}
-	stage = slash2 + 1;
-	if (!strcmp(stage, "all"))
-		snprintf(what, sizeof(what), "all stages");
-	else if (!strcmp(stage, "no-stage"))
-		snprintf(what, sizeof(what), "no stage (outside any task)");
-	else if (!strncmp(stage, "stage-", 6))
-		snprintf(what, sizeof(what), "stage %s", stage + 6);
-	else
-		snprintf(what, sizeof(what), "%s", stage);
-	snprintf(buf, len, "%s: %.*s, executor %.*s, %s", mode_label(mode), (int)(slash1 - name), name,
-		 (int)(slash2 - slash1 - 6), slash1 + 6, what);
+	snprintf(buf, len, "%s: %s", flame_page_mode_label(mode), name);
 }
 
 static bool strip_suffix(char *s, const char *suffix)

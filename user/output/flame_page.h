@@ -43,9 +43,10 @@ int flame_page_write(const struct flame_tree *t, const struct flame_page_options
 void flame_page_mode_for(const char *path, uint64_t wall_interval_ns, enum flame_page_mode *mode,
 			 uint64_t *unit_ns);
 
-/* A page title that names what an output is: "CPU: app-1, executor 2,
- * stage 3" for "app-1/exec-2/stage-3", "CPU: the node" for "all". */
-void flame_page_title(const char *output_name, enum flame_page_mode mode, char *buf, size_t len);
+/* "CPU", "Wall clock", "Off-CPU" or "Diff". */
+const char *flame_page_mode_label(enum flame_page_mode mode);
+/* A page title: "CPU: name". */
+void flame_page_title(const char *name, enum flame_page_mode mode, char *buf, size_t len);
 
 /* Writes path's page (PATH.folded -> PATH.html) from a folded file, titled
  * after its name relative to the output folder. 0 or -errno after a

@@ -10,94 +10,10 @@
 #include "base/atomic_file.h"
 #include "base/log.h"
 #include "base/strmap.h"
+#include "output/pb.h"
 #include "output/pprof.h"
 
-/* profile.proto field numbers */
-enum {
-	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_LOCATION = 4, PROFILE_FUNCTION = 5,
-	PROFILE_STRING_TABLE = 6, PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12,
-	VALUE_TYPE_TYPE = 1, VALUE_TYPE_UNIT = 2,
-	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2,
-	LOCATION_ID = 1, LOCATION_LINE = 4,
-	LINE_FUNCTION_ID = 1,
-	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4,
-};
-enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
-
-struct pb {
-	uint8_t *data;
-	size_t len, cap;
-	bool failed;
-};
-
-static void pb_reserve(struct pb *b, size_t n)
-{
-	size_t cap;
-	uint8_t *d;
-
-	if (b->failed || b->len + n <= b->cap)
-		return;
-	cap = b->cap ? b->cap : 4096;
-	while (cap < b->len + n)
-		cap *= 2;
-	d = realloc(b->data, cap);
-	if (!d) {
-		b->failed = true;
-		return;
-	}
-	b->data = d;
-	b->cap = cap;
-}
-
-static void pb_varint(struct pb *b, uint64_t v)
-{
-	pb_reserve(b, 10);
-	if (b->failed)
-		return;
-	do {
-		b->data[b->len++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-		v >>= 7;
-	} while (v);
-}
-
-static void pb_tag(struct pb *b, unsigned field, unsigned wire)
-{
-	pb_varint(b, (uint64_t)field << 3 | wire);
-}
-
-static void pb_uint(struct pb *b, unsigned field, uint64_t v)
-{
-	pb_tag(b, field, WIRE_VARINT);
-	pb_varint(b, v);
-}
-
-static void pb_bytes(struct pb *b, unsigned field, const void *data, size_t len)
-{
-	pb_tag(b, field, WIRE_LEN);
-	pb_varint(b, len);
-	pb_reserve(b, len);
-	if (b->failed)
-		return;
-	memcpy(b->data + b->len, data, len);
-	b->len += len;
-}
-
-/* A nested message, built in a scratch buffer that is then emptied. */
-static void pb_message(struct pb *b, unsigned field, struct pb *msg)
-{
-	if (msg->failed)
-		b->failed = true;
-	pb_bytes(b, field, msg->data, msg->len);
-	msg->len = 0;
-}
-
-struct strings {
-	struct strmap *index; /* string -> index + 1 */
-	struct pb *out;       /* string_table entries go straight into the profile */
-	uint64_t count;
-};
-
-static uint64_t string_id(struct strings *s, const char *str)
+uint64_t pprof_string_id(struct pprof_strings *s, const char *str)
 {
 	int inserted;
 	size_t len = strlen(str);
@@ -109,26 +25,26 @@ static uint64_t string_id(struct strings *s, const char *str)
 	}
 	if (inserted) {
 		*slot = (void *)(uintptr_t)(++s->count);
-		pb_bytes(s->out, PROFILE_STRING_TABLE, str, len);
+		pb_bytes(s->out, PPROF_STRING_TABLE, str, len);
 	}
 	return (uint64_t)(uintptr_t)*slot - 1;
 }
 
-static const char *const type_files[FLAME_TYPES] = {
+const char *const pprof_type_files[FLAME_TYPES] = {
 	[FRAME_NATIVE] = "[native]", [FRAME_CPP] = "[c++]", [FRAME_KERNEL] = "[kernel]",
 	[FRAME_JIT] = "[jit]", [FRAME_INLINED] = "[inlined]",
 	[FRAME_INTERPRETED] = "[interpreted]", [FLAME_JAVA] = "[java]",
 };
-static const char *const type_suffixes[FLAME_TYPES] = {
+const char *const pprof_type_suffixes[FLAME_TYPES] = {
 	[FRAME_NATIVE] = "", [FRAME_CPP] = "", [FRAME_KERNEL] = "_[k]", [FRAME_JIT] = "_[j]",
 	[FRAME_INLINED] = "_[i]", [FRAME_INTERPRETED] = "_[0]", [FLAME_JAVA] = "",
 };
 
-static void value_type(struct pb *b, unsigned field, struct strings *s, struct pb *msg,
+static void value_type(struct pb *b, unsigned field, struct pprof_strings *s, struct pb *msg,
 		       const char *type, const char *unit)
 {
-	pb_uint(msg, VALUE_TYPE_TYPE, string_id(s, type));
-	pb_uint(msg, VALUE_TYPE_UNIT, string_id(s, unit));
+	pb_uint(msg, PPROF_VALUE_TYPE_TYPE, pprof_string_id(s, type));
+	pb_uint(msg, PPROF_VALUE_TYPE_UNIT, pprof_string_id(s, unit));
 	pb_message(b, field, msg);
 }
 
@@ -136,7 +52,7 @@ int pprof_encode(const struct flame_tree *t, const struct pprof_options *o, uint
 		 size_t *out_len)
 {
 	struct pb prof = { 0 }, msg = { 0 }, inner = { 0 }, packed = { 0 };
-	struct strings s = { strmap_new(), &prof, 0 };
+	struct pprof_strings s = { strmap_new(), &prof, 0 };
 	size_t nnodes;
 	const struct flame_node *nodes = flame_tree_nodes(t, &nnodes);
 	/* function (and location) id per (name, type): name * FLAME_TYPES + type */
@@ -150,11 +66,11 @@ int pprof_encode(const struct flame_tree *t, const struct pprof_options *o, uint
 		free(func_ids);
 		return -ENOMEM;
 	}
-	string_id(&s, ""); /* index 0 is the empty string */
-	value_type(&prof, PROFILE_SAMPLE_TYPE, &s, &msg, o->sample_type, o->unit);
+	pprof_string_id(&s, ""); /* index 0 is the empty string */
+	value_type(&prof, PPROF_SAMPLE_TYPE, &s, &msg, o->sample_type, o->unit);
 	if (o->period) {
-		value_type(&prof, PROFILE_PERIOD_TYPE, &s, &msg, o->period_type, o->period_unit);
-		pb_uint(&prof, PROFILE_PERIOD, o->period);
+		value_type(&prof, PPROF_PERIOD_TYPE, &s, &msg, o->period_type, o->period_unit);
+		pb_uint(&prof, PPROF_PERIOD, o->period);
 	}
 	/* Functions and locations: one each per (name, type) that occurs. */
 	for (size_t i = 1; i < nnodes; i++) {
@@ -165,16 +81,16 @@ int pprof_encode(const struct flame_tree *t, const struct pprof_options *o, uint
 		if (func_ids[key])
 			continue;
 		id = func_ids[key] = next_id++;
-		snprintf(system_name, sizeof(system_name), "%s%s", name, type_suffixes[nodes[i].type]);
-		pb_uint(&msg, FUNCTION_ID, id);
-		pb_uint(&msg, FUNCTION_NAME, string_id(&s, name));
-		pb_uint(&msg, FUNCTION_SYSTEM_NAME, string_id(&s, system_name));
-		pb_uint(&msg, FUNCTION_FILENAME, string_id(&s, type_files[nodes[i].type]));
-		pb_message(&prof, PROFILE_FUNCTION, &msg);
-		pb_uint(&msg, LOCATION_ID, id);
-		pb_uint(&inner, LINE_FUNCTION_ID, id);
-		pb_message(&msg, LOCATION_LINE, &inner);
-		pb_message(&prof, PROFILE_LOCATION, &msg);
+		snprintf(system_name, sizeof(system_name), "%s%s", name, pprof_type_suffixes[nodes[i].type]);
+		pb_uint(&msg, PPROF_FUNCTION_ID, id);
+		pb_uint(&msg, PPROF_FUNCTION_NAME, pprof_string_id(&s, name));
+		pb_uint(&msg, PPROF_FUNCTION_SYSTEM_NAME, pprof_string_id(&s, system_name));
+		pb_uint(&msg, PPROF_FUNCTION_FILENAME, pprof_string_id(&s, pprof_type_files[nodes[i].type]));
+		pb_message(&prof, PPROF_FUNCTION, &msg);
+		pb_uint(&msg, PPROF_LOCATION_ID, id);
+		pb_uint(&inner, PPROF_LINE_FUNCTION_ID, id);
+		pb_message(&msg, PPROF_LOCATION_LINE, &inner);
+		pb_message(&prof, PPROF_LOCATION, &msg);
 	}
 	/* A sample per node with self counts: its stack, leaf first. */
 	for (size_t i = 1; i < nnodes; i++) {
@@ -182,16 +98,16 @@ int pprof_encode(const struct flame_tree *t, const struct pprof_options *o, uint
 			continue;
 		for (uint32_t n = (uint32_t)i; n; n = nodes[n].parent)
 			pb_varint(&packed, func_ids[(size_t)nodes[n].name * FLAME_TYPES + nodes[n].type]);
-		pb_message(&msg, SAMPLE_LOCATION_ID, &packed);
+		pb_message(&msg, PPROF_SAMPLE_LOCATION_ID, &packed);
 		pb_varint(&packed, nodes[i].self[0] * (o->multiplier ? o->multiplier : 1));
-		pb_message(&msg, SAMPLE_VALUE, &packed);
-		pb_message(&prof, PROFILE_SAMPLE, &msg);
+		pb_message(&msg, PPROF_SAMPLE_VALUE, &packed);
+		pb_message(&prof, PPROF_SAMPLE, &msg);
 	}
 	/* Stacks with no frames (a bare count) are samples with no locations. */
 	if (nodes[0].self[0]) {
 		pb_varint(&packed, nodes[0].self[0] * (o->multiplier ? o->multiplier : 1));
-		pb_message(&msg, SAMPLE_VALUE, &packed);
-		pb_message(&prof, PROFILE_SAMPLE, &msg);
+		pb_message(&msg, PPROF_SAMPLE_VALUE, &packed);
+		pb_message(&prof, PPROF_SAMPLE, &msg);
 	}
 	strmap_free(s.index, NULL);
 	free(func_ids);

@@ -15,6 +15,34 @@
 #include <stdint.h>
 
 #include "output/flame_tree.h"
+#include "output/pb.h"
+
+/* profile.proto field numbers */
+enum {
+	PPROF_SAMPLE_TYPE = 1, PPROF_SAMPLE = 2, PPROF_LOCATION = 4, PPROF_FUNCTION = 5,
+	PPROF_STRING_TABLE = 6, PPROF_PERIOD_TYPE = 11, PPROF_PERIOD = 12,
+	PPROF_VALUE_TYPE_TYPE = 1, PPROF_VALUE_TYPE_UNIT = 2,
+	PPROF_SAMPLE_LOCATION_ID = 1, PPROF_SAMPLE_VALUE = 2, PPROF_SAMPLE_LABEL = 3,
+	PPROF_LABEL_KEY = 1, PPROF_LABEL_STR = 2,
+	PPROF_LOCATION_ID = 1, PPROF_LOCATION_LINE = 4,
+	PPROF_LINE_FUNCTION_ID = 1,
+	PPROF_FUNCTION_ID = 1, PPROF_FUNCTION_NAME = 2, PPROF_FUNCTION_SYSTEM_NAME = 3,
+	PPROF_FUNCTION_FILENAME = 4,
+};
+
+/* The string table: each string's index, the string written to out the
+ * first time (index 0 must be ""). */
+struct strmap;
+struct pprof_strings {
+	struct strmap *index; /* string -> index + 1 */
+	struct pb *out;
+	uint64_t count;
+};
+uint64_t pprof_string_id(struct pprof_strings *s, const char *str);
+
+/* A frame type's file name ("[jit]") and folded suffix ("_[j]"). */
+extern const char *const pprof_type_files[FLAME_TYPES];
+extern const char *const pprof_type_suffixes[FLAME_TYPES];
 
 struct pprof_options {
 	const char *sample_type;  /* "samples", "wall", "offcpu" */

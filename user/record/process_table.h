@@ -17,6 +17,7 @@
 struct proc_symbolizer;
 struct java_process;
 struct executor;
+struct recorder;
 
 /* Each layer's state is made and used by that layer's module; the recorder
  * only holds it. */
@@ -30,6 +31,7 @@ struct process {
 	struct proc_symbolizer *symbolizer; /* symbols/; NULL when /proc could not be read */
 	struct java_process *java;  /* jvm/; NULL unless libjvm.so is mapped */
 	struct executor *executor;  /* spark/; NULL unless a Spark executor */
+	struct recorder *recorder;  /* whose it is: callbacks about it get the process */
 	uint64_t first_seen_ns;
 	uint64_t last_jvm_check_ns; /* when a "java" process was last checked for libjvm.so */
 	uint64_t cpu_samples;

@@ -217,195 +217,251 @@ static int parse_mib_size(const char *text, uint64_t *out)
 	return 0;
 }
 
-int record_options_parse(struct record_options *opts, int argc, char **argv)
+/* One option each: its argument into opts. 0, or -1 after a message. */
+typedef int (*option_fn)(struct record_options *o, const char *arg);
+
+static int opt_all(struct record_options *o, const char *arg)
 {
-	bool keep_given = false;
+	(void)o;
+	(void)arg;
+	return 0;
+}
+
+static int opt_pid(struct record_options *o, const char *arg)
+{
+	return parse_pids(o, arg);
+}
+
+static int opt_freq(struct record_options *o, const char *arg)
+{
+	long hz;
+
+	if (parse_whole("-F", arg, 1, 10000, "a frequency between 1 and 10000 Hz", &hz))
+		return -1;
+	o->frequency_hz = (unsigned int)hz;
+	return 0;
+}
+
+static int opt_duration(struct record_options *o, const char *arg)
+{
 	uint64_t ns;
-	long n;
-	int c;
 
-	memset(opts, 0, sizeof(*opts));
-	opts->keep = 24;
-	opts->stack_memory_bytes = 16ULL << 20;
-	opts->frequency_hz = 99;
-	opts->jfr = true;
-	opts->html = true;
-	opts->java_walker = true;
-	opts->wall_interval_ns = 10 * 1000000ULL;
-	opts->min_off_cpu_ns = 1000000ULL;
-	opts->epoch_interval_ns = 5 * NSEC_PER_SEC;
-	opts->executors = "*";
-	opts->threads = THREADS_ALL;
+	if (parse_positive_duration("-d", arg, NSEC_PER_SEC, &ns))
+		return -1;
+	o->duration_s = (double)ns / NSEC_PER_SEC;
+	return 0;
+}
 
-	optind = 1;
-	opterr = 0;
-	/* '+': stop at the first non-option so "-- cmd -x" keeps its options. */
-	while ((c = getopt_long(argc, argv, "+ap:F:d:o:tvh", long_options, NULL)) != -1) {
-		switch (c) {
-		case 'a':
-			break;
-		case 'p':
-			if (parse_pids(opts, optarg))
-				return -1;
-			break;
-		case 'F': {
-			char *end;
-			long hz;
-
-			errno = 0;
-			hz = strtol(optarg, &end, 10);
-			if (end == optarg || *end || errno || hz < 1 || hz > 10000) {
-				sp_err("-F: '%s' is not a frequency between 1 and 10000 Hz", optarg);
-				return -1;
-			}
-			opts->frequency_hz = (unsigned int)hz;
-			break;
-		}
-		case 'd':
-			if (parse_positive_duration("-d", optarg, NSEC_PER_SEC, &ns))
-				return -1;
-			opts->duration_s = (double)ns / NSEC_PER_SEC;
-			break;
-		case 'o':
-			if (!*optarg) {
-				sp_err("-o: empty output folder name");
-				return -1;
-			}
-			opts->output_dir = optarg;
-			break;
-		case 't':
-			opts->per_thread = true;
-			break;
-		case 'v':
-			opts->verbose++;
-			break;
-		case 'h':
-			opts->help = true;
-			return 0;
-		case OPT_WALL:
-			opts->wall = true;
-			if (optarg && parse_positive_duration("--wall", optarg, 1000000ULL,
-							      &opts->wall_interval_ns))
-				return -1;
-			break;
-		case OPT_OFF_CPU:
-			opts->off_cpu = true;
-			break;
-		case OPT_RING_BUFFER:
-			if (parse_whole("--ring-buffer", optarg, 1, 1024, "a size between 1 and 1024 MiB",
-					&n))
-				return -1;
-			opts->ring_buffer_mib = (unsigned int)n;
-			break;
-		case OPT_STACK_MEMORY:
-			if (parse_mib_size(optarg, &opts->stack_memory_bytes)) {
-				sp_err("--stack-memory: '%s' is not a size up to 64G (e.g. 16, 512K, 2G)",
-				       optarg);
-				return -1;
-			}
-			break;
-		case OPT_MIN_OFF_CPU:
-			if (parse_duration_ns(optarg, 1000000ULL, &opts->min_off_cpu_ns)) {
-				sp_err("--min-off-cpu: '%s' is not a duration (e.g. 1ms)", optarg);
-				return -1;
-			}
-			break;
-		case OPT_NO_JFR:
-			opts->jfr = false;
-			break;
-		case OPT_NO_HTML:
-			opts->html = false;
-			break;
-		case OPT_NO_JAVA_WALKER:
-			opts->java_walker = false;
-			break;
-		case OPT_COMPRESS:
-			opts->compress = true;
-			break;
-		case OPT_THREADS:
-			if (!strcmp(optarg, "all")) {
-				opts->threads = THREADS_ALL;
-			} else if (!strcmp(optarg, "tasks")) {
-				opts->threads = THREADS_TASKS;
-			} else {
-				sp_err("--threads: '%s' is neither 'tasks' nor 'all'", optarg);
-				return -1;
-			}
-			break;
-		case OPT_EXECUTORS: {
-			struct executor_spec *spec;
-			char err[256];
-
-			if (executor_spec_parse(optarg, strlen(optarg), &spec, err, sizeof(err))) {
-				sp_err("--executors: %s", err);
-				return -1;
-			}
-			executor_spec_free(spec);
-			opts->executors = optarg;
-			break;
-		}
-		case OPT_APP:
-			opts->app_id = optarg;
-			break;
-		case OPT_ATTRIBUTION:
-			if (attribution_mode_parse(optarg, &opts->attribution)) {
-				sp_err("--attribution: '%s' is neither 'thread' nor 'epoch'", optarg);
-				return -1;
-			}
-			break;
-		case OPT_EPOCH:
-			if (parse_positive_duration("--epoch-interval", optarg, NSEC_PER_SEC,
-						    &opts->epoch_interval_ns))
-				return -1;
-			break;
-		case OPT_ATTACH:
-			opts->attach = true;
-			break;
-		case OPT_AGENT:
-			opts->agent_path = optarg;
-			break;
-		case OPT_ROTATE:
-			if (parse_positive_duration("--rotate", optarg, NSEC_PER_SEC, &opts->rotate_ns))
-				return -1;
-			if (opts->rotate_ns < ROTATE_MIN_NS) {
-				sp_err("--rotate: '%s' is shorter than the 2s minimum", optarg);
-				return -1;
-			}
-			break;
-		case OPT_KEEP:
-			if (parse_whole("--keep", optarg, 1, 1000000,
-					"a number of folders between 1 and 1000000", &n))
-				return -1;
-			opts->keep = (unsigned int)n;
-			keep_given = true;
-			break;
-		case '?':
-		default:
-			if (optopt && optopt < 256 && strchr("pFdo", optopt))
-				sp_err("option -%c needs a value", optopt);
-			else if (optopt && optopt < 256)
-				sp_err("unknown option -%c (see 'sparkprof record --help')", optopt);
-			else
-				sp_err("unknown or incomplete option '%s' (see 'sparkprof record --help')",
-				       argv[optind - 1]);
-			return -1;
-		}
+static int opt_output(struct record_options *o, const char *arg)
+{
+	if (!*arg) {
+		sp_err("-o: empty output folder name");
+		return -1;
 	}
+	o->output_dir = arg;
+	return 0;
+}
+
+static int opt_wall(struct record_options *o, const char *arg)
+{
+	o->wall = true;
+	return arg ? parse_positive_duration("--wall", arg, 1000000ULL, &o->wall_interval_ns) : 0;
+}
+
+static int opt_ring_buffer(struct record_options *o, const char *arg)
+{
+	long n;
+
+	if (parse_whole("--ring-buffer", arg, 1, 1024, "a size between 1 and 1024 MiB", &n))
+		return -1;
+	o->ring_buffer_mib = (unsigned int)n;
+	return 0;
+}
+
+static int opt_stack_memory(struct record_options *o, const char *arg)
+{
+	if (!parse_mib_size(arg, &o->stack_memory_bytes))
+		return 0;
+	sp_err("--stack-memory: '%s' is not a size up to 64G (e.g. 16, 512K, 2G)", arg);
+	return -1;
+}
+
+static int opt_min_off_cpu(struct record_options *o, const char *arg)
+{
+	if (!parse_duration_ns(arg, 1000000ULL, &o->min_off_cpu_ns))
+		return 0;
+	sp_err("--min-off-cpu: '%s' is not a duration (e.g. 1ms)", arg);
+	return -1;
+}
+
+static int opt_threads(struct record_options *o, const char *arg)
+{
+	if (!strcmp(arg, "all") || !strcmp(arg, "tasks")) {
+		o->threads = !strcmp(arg, "all") ? THREADS_ALL : THREADS_TASKS;
+		return 0;
+	}
+	sp_err("--threads: '%s' is neither 'tasks' nor 'all'", arg);
+	return -1;
+}
+
+static int opt_executors(struct record_options *o, const char *arg)
+{
+	struct executor_spec *spec;
+	char err[256];
+
+	if (executor_spec_parse(arg, strlen(arg), &spec, err, sizeof(err))) {
+		sp_err("--executors: %s", err);
+		return -1;
+	}
+	executor_spec_free(spec);
+	o->executors = arg;
+	return 0;
+}
+
+static int opt_attribution(struct record_options *o, const char *arg)
+{
+	if (!attribution_mode_parse(arg, &o->attribution))
+		return 0;
+	sp_err("--attribution: '%s' is neither 'thread' nor 'epoch'", arg);
+	return -1;
+}
+
+static int opt_epoch(struct record_options *o, const char *arg)
+{
+	return parse_positive_duration("--epoch-interval", arg, NSEC_PER_SEC, &o->epoch_interval_ns);
+}
+
+static int opt_rotate(struct record_options *o, const char *arg)
+{
+	if (parse_positive_duration("--rotate", arg, NSEC_PER_SEC, &o->rotate_ns))
+		return -1;
+	if (o->rotate_ns >= ROTATE_MIN_NS)
+		return 0;
+	sp_err("--rotate: '%s' is shorter than the 2s minimum", arg);
+	return -1;
+}
+
+static int opt_keep(struct record_options *o, const char *arg)
+{
+	long n;
+
+	if (parse_whole("--keep", arg, 1, 1000000, "a number of folders between 1 and 1000000", &n))
+		return -1;
+	o->keep = (unsigned int)n;
+	return 0;
+}
+
+#define FLAG(name, field, value) \
+	static int name(struct record_options *o, const char *arg) \
+	{ (void)arg; o->field = value; return 0; }
+FLAG(opt_per_thread, per_thread, true)
+FLAG(opt_verbose, verbose, o->verbose + 1)
+FLAG(opt_help, help, true)
+FLAG(opt_off_cpu, off_cpu, true)
+FLAG(opt_no_jfr, jfr, false)
+FLAG(opt_no_html, html, false)
+FLAG(opt_no_java_walker, java_walker, false)
+FLAG(opt_compress, compress, true)
+FLAG(opt_attach, attach, true)
+#undef FLAG
+
+static int opt_app(struct record_options *o, const char *arg)
+{
+	o->app_id = arg;
+	return 0;
+}
+
+static int opt_agent(struct record_options *o, const char *arg)
+{
+	o->agent_path = arg;
+	return 0;
+}
+
+static const struct { int id; option_fn fn; } handlers[] = {
+	{ 'a', opt_all }, { 'p', opt_pid }, { 'F', opt_freq }, { 'd', opt_duration },
+	{ 'o', opt_output }, { 't', opt_per_thread }, { 'v', opt_verbose }, { 'h', opt_help },
+	{ OPT_WALL, opt_wall }, { OPT_OFF_CPU, opt_off_cpu }, { OPT_RING_BUFFER, opt_ring_buffer },
+	{ OPT_STACK_MEMORY, opt_stack_memory }, { OPT_MIN_OFF_CPU, opt_min_off_cpu },
+	{ OPT_NO_JFR, opt_no_jfr }, { OPT_NO_HTML, opt_no_html },
+	{ OPT_NO_JAVA_WALKER, opt_no_java_walker }, { OPT_COMPRESS, opt_compress },
+	{ OPT_THREADS, opt_threads }, { OPT_EXECUTORS, opt_executors }, { OPT_APP, opt_app },
+	{ OPT_ATTRIBUTION, opt_attribution }, { OPT_EPOCH, opt_epoch }, { OPT_ATTACH, opt_attach },
+	{ OPT_AGENT, opt_agent }, { OPT_ROTATE, opt_rotate }, { OPT_KEEP, opt_keep },
+};
+
+static void defaults(struct record_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->keep = 24;
+	o->stack_memory_bytes = 16ULL << 20;
+	o->frequency_hz = 99;
+	o->jfr = true;
+	o->html = true;
+	o->java_walker = true;
+	o->wall_interval_ns = 10 * 1000000ULL;
+	o->min_off_cpu_ns = 1000000ULL;
+	o->epoch_interval_ns = 5 * NSEC_PER_SEC;
+	o->executors = "*";
+	o->threads = THREADS_ALL;
+}
+
+static void unknown_option(int argc, char **argv)
+{
+	(void)argc;
+	if (optopt && optopt < 256 && strchr("pFdo", optopt))
+		sp_err("option -%c needs a value", optopt);
+	else if (optopt && optopt < 256)
+		sp_err("unknown option -%c (see 'sparkprof record --help')", optopt);
+	else
+		sp_err("unknown or incomplete option '%s' (see 'sparkprof record --help')",
+		       argv[optind - 1]);
+}
+
+/* What only the whole command line says. */
+static int check_combinations(struct record_options *o, int argc, char **argv, bool keep_given)
+{
 	if (optind < argc) {
 		/* getopt stops at "--" (consumed) or at the first non-option. */
 		if (strcmp(argv[optind - 1], "--")) {
 			sp_err("unexpected argument '%s' (a command goes after --)", argv[optind]);
 			return -1;
 		}
-		opts->command = &argv[optind];
+		o->command = &argv[optind];
 	}
-	if (opts->command && opts->npids) {
+	if (o->command && o->npids) {
 		sp_err("-p and a command after -- cannot be combined");
 		return -1;
 	}
-	if (keep_given && !opts->rotate_ns) {
+	if (keep_given && !o->rotate_ns) {
 		sp_err("--keep needs --rotate");
 		return -1;
 	}
 	return 0;
+}
+
+int record_options_parse(struct record_options *opts, int argc, char **argv)
+{
+	bool keep_given = false;
+	int c;
+
+	defaults(opts);
+	optind = 1;
+	opterr = 0;
+	/* '+': stop at the first non-option so "-- cmd -x" keeps its options. */
+	while ((c = getopt_long(argc, argv, "+ap:F:d:o:tvh", long_options, NULL)) != -1) {
+		size_t i = 0;
+
+		while (i < sizeof(handlers) / sizeof(handlers[0]) && handlers[i].id != c)
+			i++;
+		if (i == sizeof(handlers) / sizeof(handlers[0])) {
+			unknown_option(argc, argv);
+			return -1;
+		}
+		if (handlers[i].fn(opts, optarg))
+			return -1;
+		keep_given = keep_given || c == OPT_KEEP;
+		if (opts->help)
+			return 0;
+	}
+	return check_combinations(opts, argc, argv, keep_given);
 }

@@ -11,12 +11,10 @@
 #include "base/json_writer.h"
 #include "base/log.h"
 #include "base/version.h"
-#include "output/profile_outputs.h"
+#include "jvm/java_process.h"
+#include "output/views.h"
 #include "record/process_table.h"
 #include "record/record_summary.h"
-#include "record/stage_archive.h"
-#include "jvm/java_process.h"
-#include "record/executor_outputs.h"
 #include "sampler/kernel_features.h"
 #include "spark/executor_stages.h"
 
@@ -139,45 +137,44 @@ static int write_process(struct process *p, void *ctx)
 	return 0;
 }
 
-static void write_stage(struct json_writer *w, const struct stage_stats *st, uint64_t total,
+static void write_stage(struct json_writer *w, const struct view_result *r, uint64_t total,
 			uint64_t start_ns)
 {
-	char name[64];
+	const struct view *v = r->view;
 
 	json_begin_object(w);
 	json_key(w, "stage");
-	if (stage_key_is_none(st->stage)) {
+	if (v->stage < 0) {
 		json_null(w);
 	} else {
-		json_int(w, st->stage.stage);
+		json_int(w, v->stage);
 		json_key(w, "attempt");
-		json_int(w, st->stage.attempt);
+		json_int(w, v->attempt);
 	}
-	executor_stage_output_name(st->stage, name, sizeof(name));
 	json_key(w, "output");
-	json_string(w, name);
+	json_string(w, strrchr(v->name, '/') ? strrchr(v->name, '/') + 1 : v->name);
 	json_key(w, "samples");
-	json_uint(w, st->samples);
+	json_uint(w, r->cpu_samples);
 	json_key(w, "share");
-	json_double(w, total ? (double)st->samples / (double)total : 0.0);
+	json_double(w, total ? (double)r->cpu_samples / (double)total : 0.0);
 	json_key(w, "tasks_seen");
-	json_uint(w, st->tasks_seen);
-	if (st->off_cpu_ns) {
+	json_uint(w, r->tasks);
+	if (r->off_cpu_ns) {
 		json_key(w, "off_cpu_ms");
-		json_double(w, (double)st->off_cpu_ns / 1e6);
+		json_double(w, (double)r->off_cpu_ns / 1e6);
 	}
-	if (st->first_ns >= start_ns && st->last_ns >= st->first_ns) {
+	if (r->first_ns >= start_ns && r->last_ns >= r->first_ns) {
 		/* seconds from the start of the recording: the index's timeline */
 		json_key(w, "first_s");
-		json_double(w, (double)(st->first_ns - start_ns) / 1e9);
+		json_double(w, (double)(r->first_ns - start_ns) / 1e9);
 		json_key(w, "last_s");
-		json_double(w, (double)(st->last_ns - start_ns) / 1e9);
+		json_double(w, (double)(r->last_ns - start_ns) / 1e9);
 	}
 	json_key(w, "samples_by_attribution");
 	json_begin_object(w);
 	for (int m = 0; m < ATTRIBUTION_METHOD_MAX; m++) {
 		json_key(w, attribution_method_name(m));
-		json_uint(w, st->samples_by[m]);
+		json_uint(w, r->samples_by[m]);
 	}
 	json_end_object(w);
 	json_end_object(w);
@@ -186,32 +183,40 @@ static void write_stage(struct json_writer *w, const struct stage_stats *st, uin
 /* One entry of the "executors" array: a selected executor. */
 struct executors_ctx {
 	struct json_writer *w;
-	struct stage_archive *archive;
+	const struct views *views;
 	uint64_t start_ns;
 };
+
+static bool of_executor(const struct view_result *r, const struct spark_executor *id,
+			enum view_kind kind)
+{
+	return r->view->kind == kind && !strcmp(r->view->app_id, id->app_id) &&
+	       !strcmp(r->view->executor_id, id->executor_id);
+}
+
+static void write_stages(struct executors_ctx *sc, const struct spark_executor *id)
+{
+	uint64_t total = 0;
+
+	for (size_t i = 0; sc->views && i < views_count(sc->views); i++)
+		if (of_executor(views_result(sc->views, i), id, VIEW_STAGE))
+			total += views_result(sc->views, i)->cpu_samples;
+	json_key(sc->w, "stages");
+	json_begin_array(sc->w);
+	for (size_t i = 0; sc->views && i < views_count(sc->views); i++)
+		if (of_executor(views_result(sc->views, i), id, VIEW_STAGE))
+			write_stage(sc->w, views_result(sc->views, i), total, sc->start_ns);
+	json_end_array(sc->w);
+}
 
 static int write_executor(struct process *p, void *ctx)
 {
 	struct executors_ctx *sc = ctx;
 	struct json_writer *w = sc->w;
 	bool helper = p->java && java_process_has_helper(p->java);
-	const struct stage_stats *live, *stats;
-	struct stage_stats *all = NULL;
-	size_t nlive, nstats = 0, unreadable = 0;
-	uint64_t total = 0;
 
 	if (!p->executor || !executor_selected(p->executor))
 		return 0;
-	stats = live = executor_stage_stats(p->executor, &nlive);
-	if (stage_archive_get(sc->archive, p->executor, live, nlive, &all, &nstats, &unreadable)) {
-		sp_err("summary: out of memory reading back the stages of executor %d: "
-		       "only those in memory are listed", (int)p->pid);
-		nstats = nlive;   /* unreadable: the filed ones, said in the JSON */
-	} else {
-		stats = all;
-	}
-	for (size_t i = 0; i < nstats; i++)
-		total += stats[i].samples;
 	json_begin_object(w);
 	json_key(w, "pid");
 	json_int(w, p->pid);
@@ -227,86 +232,75 @@ static int write_executor(struct process *p, void *ctx)
 	json_uint(w, executor_tid_only_tasks(p->executor));
 	json_key(w, "late_thread_events");
 	json_uint(w, executor_late_thread_events(p->executor));
-	if (unreadable) {
-		/* Their counters were lost reading them back: said, not hidden. */
-		json_key(w, "stages_unreadable");
-		json_uint(w, unreadable);
-	}
-	json_key(w, "stages");
-	json_begin_array(w);
-	for (size_t i = 0; i < nstats; i++)
-		write_stage(w, &stats[i], total, sc->start_ns);
-	json_end_array(w);
+	write_stages(sc, executor_identity(p->executor));
 	json_end_object(w);
-	free(all);
 	return 0;
 }
 
-struct outputs_ctx {
-	struct json_writer *w;
-	struct profile_outputs *outputs;
-};
-
-static int count_failure(const char *file, int err, void *ctx)
+static bool view_written(const struct view_result *r)
 {
-	(void)file;
-	(void)err;
-	++*(int *)ctx;
-	return 0;
+	for (int f = 0; f < VIEW_FILES; f++)
+		if (r->errors[f])
+			return false;
+	return true;
 }
 
-static int write_failure(const char *file, int err, void *ctx)
+static void write_outputs(struct json_writer *w, const struct views *views)
 {
-	struct json_writer *w = ctx;
+	json_key(w, "outputs");
+	json_begin_array(w);
+	for (size_t i = 0; views && i < views_count(views); i++) {
+		const struct view_result *r = views_result(views, i);
 
+		json_begin_object(w);
+		json_key(w, "name");
+		json_string(w, r->view->name);
+		json_key(w, "written");
+		json_bool(w, view_written(r));
+		json_key(w, "samples");
+		json_uint(w, r->cpu_samples);
+		if (r->off_cpu_events) {
+			json_key(w, "off_cpu_events");
+			json_uint(w, r->off_cpu_events);
+			json_key(w, "off_cpu_ms");
+			json_double(w, (double)r->off_cpu_ns / 1e6);
+		}
+		json_end_object(w);
+	}
+	json_end_array(w);
+}
+
+static void write_failure(struct json_writer *w, const char *file, int err)
+{
 	json_begin_object(w);
 	json_key(w, "file");
 	json_string(w, file);
 	json_key(w, "error");
 	json_string(w, strerror(-err));
 	json_end_object(w);
-	return 0;
 }
 
-static int write_output_failures(const char *name, struct profile_output *out, void *ctx)
+static void write_failures(struct json_writer *w, const struct record_summary_input *in)
 {
-	struct outputs_ctx *oc = ctx;
+	char name[VIEW_NAME_MAX + 32];
 
-	(void)name;
-	return profile_output_failures(oc->outputs, out, write_failure, oc->w);
-}
+	json_key(w, "failed_outputs");
+	json_begin_array(w);
+	for (size_t i = 0; in->views && i < views_count(in->views); i++) {
+		const struct view_result *r = views_result(in->views, i);
 
-static int write_output(const char *name, struct profile_output *out, void *ctx)
-{
-	struct outputs_ctx *oc = ctx;
-	struct json_writer *w = oc->w;
-	const struct output_stats *st = profile_output_stats(out);
-	int failed = 0;
-
-	profile_output_failures(oc->outputs, out, count_failure, &failed);
-	json_begin_object(w);
-	json_key(w, "name");
-	json_string(w, name);
-	json_key(w, "written");
-	json_bool(w, failed == 0);
-	json_key(w, "samples");
-	json_uint(w, st->cpu_samples);
-	if (st->off_cpu_events) {
-		json_key(w, "off_cpu_events");
-		json_uint(w, st->off_cpu_events);
-		json_key(w, "off_cpu_ms");
-		json_double(w, (double)st->off_cpu_ns / 1e6);
+		for (int f = 0; f < VIEW_FILES; f++) {
+			if (!r->errors[f])
+				continue;
+			view_file_name(r->view, f, in->opts->compress, name, sizeof(name));
+			write_failure(w, name, r->errors[f]);
+		}
 	}
-	if (st->unparked) {
-		json_key(w, "reopened");
-		json_uint(w, st->unparked);
-	}
-	if (st->streamed) {
-		json_key(w, "streamed_files");
-		json_uint(w, st->streamed);
-	}
-	json_end_object(w);
-	return 0;
+	if (in->store_error)
+		write_failure(w, "samples.store", in->store_error);
+	if (in->index_error)
+		write_failure(w, "index.html", in->index_error);
+	json_end_array(w);
 }
 
 static void write_memory(struct json_writer *w, const struct record_memory *m)
@@ -315,13 +309,10 @@ static void write_memory(struct json_writer *w, const struct record_memory *m)
 		return;
 
 	const struct { const char *key; uint64_t bytes; } parts[] = {
-		{ "stack_table", m->outputs.stacks }, { "counts", m->outputs.counts },
-		{ "jfr_writers", m->outputs.jfr },    { "jit", m->jit },
+		{ "sample_store", m->store.memory }, { "jit", m->jit },
 		{ "thread_histories", m->threads },  { "stage_attribution", m->stages },
 		{ "address_names", m->address_names }, { "elf_symbols", m->elf_symbols },
-		{ "kernel_symbols", m->kernel_symbols },
-		{ "retired_outputs", m->outputs.retired_index },
-		{ "queued_records", m->queued },
+		{ "kernel_symbols", m->kernel_symbols }, { "queued_records", m->queued },
 	};
 
 	json_key(w, "memory");
@@ -332,22 +323,16 @@ static void write_memory(struct json_writer *w, const struct record_memory *m)
 		json_key(w, parts[i].key);
 		json_uint(w, parts[i].bytes);
 	}
-	json_key(w, "outputs");
-	json_uint(w, m->outputs.outputs);
-	json_key(w, "parked_outputs");
-	json_uint(w, m->outputs.parked);
-	json_key(w, "stack_epochs");
-	json_uint(w, m->outputs.epochs);
-	json_key(w, "stack_epochs_ms");
-	json_uint(w, m->outputs.epoch_ns / 1000000);
-	json_key(w, "longest_stack_epoch_ms");
-	json_uint(w, m->outputs.epoch_longest_ns / 1000000);
-	json_key(w, "spill_file_bytes");
-	json_uint(w, m->outputs.spill_bytes);
-	json_key(w, "spill_file_disk_bytes");
-	json_uint(w, m->outputs.spill_disk_bytes);
-	json_key(w, "archived_stages");
-	json_uint(w, m->archived_stages);
+	json_key(w, "store_segments");
+	json_uint(w, m->store.segments);
+	json_key(w, "store_file_bytes");
+	json_uint(w, m->store.file_bytes);
+	json_key(w, "store_samples_lost");
+	json_uint(w, m->store.samples_lost);
+	json_key(w, "segment_close_ms");
+	json_uint(w, m->store.close_ns / 1000000);
+	json_key(w, "longest_segment_close_ms");
+	json_uint(w, m->store.close_longest_ns / 1000000);
 	json_key(w, "symbol_files");
 	json_uint(w, m->symbol_files);
 	json_key(w, "symbol_files_dropped");
@@ -483,22 +468,12 @@ int record_summary_write(const struct record_summary_input *in)
 	json_key(&w, "executors");
 	json_begin_array(&w);
 	process_table_foreach(in->processes, write_executor,
-			      &(struct executors_ctx){ &w, in->stage_archive, in->start_monotonic_ns });
+			      &(struct executors_ctx){ &w, in->views, in->start_monotonic_ns });
 	json_end_array(&w);
 	/* Files that could not be written, and why (a full disk, say): the
 	 * run is then incomplete, and says so here and in its exit status. */
-	struct outputs_ctx oc = { &w, in->outputs };
-
-	json_key(&w, "outputs");
-	json_begin_array(&w);
-	profile_outputs_foreach(in->outputs, write_output, &oc);
-	json_end_array(&w);
-	json_key(&w, "failed_outputs");
-	json_begin_array(&w);
-	profile_outputs_foreach(in->outputs, write_output_failures, &oc);
-	if (in->index_error)
-		write_failure("index.html", in->index_error, &w);
-	json_end_array(&w);
+	write_outputs(&w, in->views);
+	write_failures(&w, in);
 	json_end_object(&w);
 	return atomic_file_commit(&af, 0);
 }

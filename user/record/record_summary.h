@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "output/profile_outputs.h"
+#include "output/sample_store.h"
 #include "record/record_options.h"
 #include "sampler/bpf_sampler.h"
 #include "sparkprof_events.h"
@@ -17,20 +17,18 @@
 
 struct kernel_features;
 struct process_table;
-struct profile_outputs;
-struct stage_archive;
+struct views;
 
 /* What the recorder's memory went to when sampling stopped, before the
  * outputs were written: heap bytes by owner, and the resident total
  * (which also holds the ring buffer and the program). */
 struct record_memory {
 	uint64_t rss_kib;            /* 0: unknown */
-	struct output_memory outputs;
+	struct sample_store_stats store;
 	size_t jit;                  /* JVMs' JIT code stores and their names */
 	size_t jit_names;            /* the names, of jit */
 	size_t threads;              /* JVMs' thread histories and their names */
 	size_t stages;               /* executors' stage counters and thread states */
-	size_t archived_stages;      /* stage counters moved out of memory (stage_archive.h) */
 	size_t address_names;        /* each process's addresses named so far */
 	size_t elf_symbols, kernel_symbols;
 	size_t symbol_files;         /* binaries the symbol cache holds: mapped by processes,
@@ -50,9 +48,9 @@ struct record_summary_input {
 	uint64_t queue_full;            /* records the drain thread dropped */
 	const struct ring_use *ring;    /* NULL: not known */
 	int index_error;                /* -errno when index.html could not be written */
+	int store_error;                /* -errno when samples.store could not be written whole */
 	struct process_table *processes;
-	struct profile_outputs *outputs;
-	struct stage_archive *stage_archive; /* executors' stages out of memory */
+	const struct views *views;      /* the files written; NULL: none */
 	const struct stack_resolver_stats *resolver_stats;
 	const struct record_memory *memory;
 	const struct kernel_features *kernel; /* NULL: not probed */

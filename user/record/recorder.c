@@ -17,16 +17,16 @@
 #include "base/version.h"
 #include "jvm/java_process.h"
 #include "jvm/jvm_process.h"
-#include "output/profile_outputs.h"
+#include "output/sample_store.h"
+#include "output/views.h"
 #include "proc/proc_status.h"
-#include "record/executor_outputs.h"
 #include "record/process_table.h"
 #include "record/record_summary.h"
 #include "record/recorder.h"
 #include "record/run_index.h"
-#include "record/stage_archive.h"
 #include "sampler/drain_thread.h"
 #include "spark/executor_stages.h"
+#include "spark/task_thread_name.h"
 #include "symbols/binary_cache.h"
 #include "symbols/proc_symbolizer.h"
 #include "symbols/stack_resolver.h"
@@ -45,11 +45,11 @@
  * processes in an hour, and each holds its maps and address tables. */
 #define EXIT_SWEEP_NS (2000 * NSEC_PER_MSEC)
 #define MEMORY_LOG_NS (60000 * NSEC_PER_MSEC)
-/* A stage untouched this long (no sample, no task seen) leaves memory for
- * the stage archive, looked for this often (when executors' threads' old
- * states are forgotten too). */
-#define STAGE_IDLE_NS (60000 * NSEC_PER_MSEC)
-#define STAGE_SWEEP_NS (10000 * NSEC_PER_MSEC)
+/* How often executors' threads' old states are forgotten. */
+#define THREAD_SWEEP_NS (10000 * NSEC_PER_MSEC)
+/* A segment of the sample store spans at most this much sample time (and
+ * its memory at most --stack-memory). */
+#define SEGMENT_NS (60000 * NSEC_PER_MSEC)
 /* A process first seen in its first milliseconds may not have mapped its
  * libraries yet, and one that lives half a second is gone before its
  * samples are named: in its first second in the table, its maps are read
@@ -76,42 +76,49 @@ struct recorder {
 	struct recorder_config cfg;
 	struct process_table *processes;
 	struct stack_resolver *resolver;
-	struct profile_outputs *outputs;
-	struct profile_output *node_output; /* DIR/all */
-	uint64_t outputs_generation;        /* the outputs' when node_output was got */
+	struct sample_store *store;         /* every sample, labelled */
 	struct executor_stages *executors;
-	struct executor_outputs *executor_outputs;
-	struct stage_archive *stage_archive;  /* executors' idle stages, out of memory */
 	struct pending_record *head, *tail;
 	struct fifo_arena *pending;         /* where head..tail live */
 	struct frame *frames;
 	struct recorder_totals totals;
 	struct ring_use ring;         /* bytes 0 until set */
+	bool store_error;             /* a segment could not be written (said) */
+	uint64_t dropped_at_start;    /* the drain thread's drops when it was made */
 	uint64_t last_helper_poll_ns;
 	uint64_t last_exit_sweep_ns;
-	uint64_t last_stage_sweep_ns;
+	uint64_t last_thread_sweep_ns;
 	uint64_t last_memory_log_ns;   /* -v: what the memory holds, every minute */
-	char host[256];
-	char frequency_text[16];
 };
+
+static struct sample_store *open_store(const struct recorder_config *cfg)
+{
+	const struct record_options *o = cfg->opts;
+	struct sample_store_settings st = {
+		.dir = cfg->output_dir,
+		.info = {
+			.flags = (o->per_thread ? STORE_PER_THREAD : 0) | (o->wall ? STORE_WALL : 0) |
+				 (o->off_cpu ? STORE_OFF_CPU : 0) | (o->jfr ? 0 : STORE_NO_JFR) |
+				 (o->compress ? STORE_GZIP_JFR : 0) | (o->html ? 0 : STORE_NO_HTML) |
+				 (o->attribution == ATTRIBUTION_EPOCH ? STORE_EPOCH : 0),
+			.start_monotonic_ns = cfg->start_monotonic_ns,
+			.start_realtime_ns = cfg->start_realtime_ns,
+			.cpu_period_ns = 1000000000ULL / o->frequency_hz,
+			.wall_interval_ns = o->wall_interval_ns,
+			.frequency_hz = o->frequency_hz,
+		},
+		.segment_bytes = o->stack_memory_bytes ? (size_t)o->stack_memory_bytes : SIZE_MAX,
+		.segment_ns = SEGMENT_NS,
+	};
+
+	if (gethostname(st.info.host, sizeof(st.info.host) - 1))
+		strcpy(st.info.host, "unknown");
+	return sample_store_open(&st);
+}
 
 struct recorder *recorder_new(const struct recorder_config *cfg)
 {
 	const struct record_options *o = cfg->opts;
-	struct output_settings settings = {
-		.dir = cfg->output_dir,
-		.start_monotonic_ns = cfg->start_monotonic_ns,
-		.start_realtime_ns = cfg->start_realtime_ns,
-		.cpu_period_ns = 1000000000ULL / o->frequency_hz,
-		.wall = o->wall,
-		.wall_interval_ns = o->wall_interval_ns,
-		.off_cpu = o->off_cpu,
-		.jfr = o->jfr,
-		.compress = o->compress,
-		.per_thread = o->per_thread,
-		.html = o->html,
-		.stack_budget = (size_t)o->stack_memory_bytes,
-	};
 	struct executor_stages_config executors = {
 		.executors = o->executors,
 		.app_id = o->app_id,
@@ -126,9 +133,8 @@ struct recorder *recorder_new(const struct recorder_config *cfg)
 	rec->cfg = *cfg;
 	rec->processes = process_table_new();
 	rec->frames = calloc(STACK_MAX_FRAMES, sizeof(struct frame));
-	rec->outputs = profile_outputs_new(&settings);
 	rec->pending = fifo_arena_new(PENDING_CHUNK_BYTES);
-	if (!rec->processes || !rec->frames || !rec->outputs || !rec->pending) {
+	if (!rec->processes || !rec->frames || !rec->pending) {
 		sp_err("out of memory setting up the recording");
 		goto fail;
 	}
@@ -142,30 +148,11 @@ struct recorder *recorder_new(const struct recorder_config *cfg)
 		goto fail;
 	}
 	rec->executors = executor_stages_new(&executors);
-	if (!rec->executors)
+	if (!rec->executors || !(rec->store = open_store(cfg)))
 		goto fail;
-	if (!(rec->stage_archive = stage_archive_new(cfg->output_dir))) {
-		sp_err("out of memory setting up the recording");
-		goto fail;
-	}
-	snprintf(rec->frequency_text, sizeof(rec->frequency_text), "%u", o->frequency_hz);
-	if (gethostname(rec->host, sizeof(rec->host) - 1))
-		strcpy(rec->host, "unknown");
-	rec->executor_outputs = executor_outputs_new(rec->outputs, rec->host, o->frequency_hz);
-	if (!rec->executor_outputs) {
-		sp_err("out of memory setting up the recording");
-		goto fail;
-	}
-	struct output_label labels[] = {
-		{ "sparkprof.version", SPARKPROF_VERSION },
-		{ "host", rec->host },
-		{ "scope", "node" },
-		{ "frequency.hz", rec->frequency_text },
-	};
-	rec->node_output = profile_outputs_get(rec->outputs, "all", labels,
-					       sizeof(labels) / sizeof(labels[0]));
-	if (!rec->node_output)
-		goto fail;
+	if (cfg->read_losses && cfg->ctx)
+		cfg->read_losses(cfg->ctx, &rec->ring, &rec->dropped_at_start);
+	rec->ring = (struct ring_use){ 0 };
 	return rec;
 fail:
 	recorder_free(rec);
@@ -197,13 +184,56 @@ void recorder_free(struct recorder *rec)
 	fifo_arena_free(rec->pending);
 	if (rec->processes)
 		process_table_free(rec->processes, release_process, NULL);
-	executor_outputs_free(rec->executor_outputs);
 	executor_stages_free(rec->executors);
-	stage_archive_free(rec->stage_archive);
-	profile_outputs_free(rec->outputs);
+	sample_store_free(rec->store);
 	stack_resolver_free(rec->resolver);
 	free(rec->frames);
 	free(rec);
+}
+
+/* The labels every sample of process p gets, whatever its thread does. */
+static void process_labels(const struct process *p, const struct resolved_sample *s,
+			   struct sample_labels *l)
+{
+	const struct spark_executor *id = p->executor ? executor_identity(p->executor) : NULL;
+
+	*l = (struct sample_labels){ .pid = s->pid, .tid = s->tid, .process = p->label,
+				     .thread = s->thread_name, .app_id = id ? id->app_id : "",
+				     .executor_id = id ? id->executor_id : "", .stage = -1,
+				     .attempt = -1, .task = -1 };
+}
+
+/* A task thread's task id, from its name; -1. */
+static int64_t task_of(const char *name, struct task_thread_name *t)
+{
+	enum task_thread_kind k = task_thread_name_parse(name, strlen(name), t);
+
+	return k == TASK_THREAD_TASK || k == TASK_THREAD_TASK_TID ? t->tid : -1;
+}
+
+/* A thread of a selected executor took a task: a mark in the store, so
+ * that its stage counts the task even if no sample caught it. */
+static void file_task_mark(struct recorder *rec, struct process *p,
+			   const struct jvm_helper_thread_event *ev)
+{
+	struct resolved_sample s = { .timestamp_ns = ev->ts, .pid = p->pid, .tid = ev->tid,
+				     .kind = SAMPLE_TASK, .thread_name = ev->name };
+	struct task_thread_name t;
+	struct sample_labels l;
+
+	if (ev->kind != JVM_THREAD_NAMED || !ev->name || !executor_selected(p->executor))
+		return;
+	process_labels(p, &s, &l);
+	if ((l.task = task_of(ev->name, &t)) < 0)
+		return;
+	if (t.kind == TASK_THREAD_TASK && t.stage <= INT32_MAX && t.stage_attempt <= INT32_MAX) {
+		l.stage = (int32_t)t.stage;
+		l.attempt = (int32_t)t.stage_attempt;
+	}
+	l.attribution = ATTRIBUTED_THREAD_NAME;
+	l.flags = LABEL_EXECUTOR_VIEWS;
+	if (sample_store_add(rec->store, &s, &l))
+		rec->totals.bad_records++;
 }
 
 static void on_thread_event(void *ctx, const struct jvm_helper_thread_event *ev)
@@ -220,6 +250,7 @@ static void on_thread_event(void *ctx, const struct jvm_helper_thread_event *ev)
 		return;
 	executor_thread_event(p->executor, kinds[ev->kind], ev->ts, ev->tid, ev->name,
 			      ev->name ? strlen(ev->name) : 0);
+	file_task_mark(p->recorder, p, ev);
 }
 
 static void become_jvm(struct recorder *rec, struct process *p)
@@ -311,6 +342,7 @@ int recorder_on_record(void *ctx, const void *data, size_t size)
 		}
 		if (created) {
 			rec->totals.processes++;
+			p->recorder = rec;
 			inspect_process(rec, p);
 		}
 	}
@@ -398,6 +430,29 @@ static const struct frame idle_task_frame = { "[idle task thread: waiting for a 
 static const struct frame truncated_frame = { "[truncated: deeper frames not walked]",
 					      FRAME_NATIVE };
 
+/* Who a sample belongs to: its process, and for a selected executor its
+ * stage and task; with --threads tasks, samples of threads not running a
+ * task are left out of the executor's views. */
+static void label_sample(struct recorder *rec, struct process *p, const struct resolved_sample *s,
+			 int helper_idle, struct sample_labels *l)
+{
+	struct stage_attribution_result stage;
+	struct task_thread_name t;
+
+	process_labels(p, s, l);
+	if (!p->executor || !executor_selected(p->executor))
+		return;
+	stage = executor_sample_stage(p->executor, s);
+	if (!stage_key_is_none(stage.stage)) {
+		l->stage = stage.stage.stage;
+		l->attempt = stage.stage.attempt;
+	}
+	l->attribution = (uint8_t)stage.how;
+	l->task = task_of(s->thread_name, &t);
+	if (rec->cfg.opts->threads == THREADS_ALL || executor_runs_task(s->thread_name, helper_idle))
+		l->flags |= LABEL_EXECUTOR_VIEWS;
+}
+
 static void file_record(struct recorder *rec, const struct pending_record *pr)
 {
 	struct process *p = pr->process;
@@ -413,6 +468,7 @@ static void file_record(struct recorder *rec, const struct pending_record *pr)
 	};
 
 	struct user_names names = { .symbolizer = p->symbolizer };
+	struct sample_labels labels;
 	uint64_t unknown_before = stack_resolver_get_stats(rec->resolver)->user_unknown;
 	int helper_idle = -1;
 
@@ -458,20 +514,9 @@ static void file_record(struct recorder *rec, const struct pending_record *pr)
 		rec->totals.off_cpu_events++;
 		p->off_cpu_ns += s.off_cpu_ns;
 	}
-	/* Outputs that leave memory may include the node's, after 5 s
-	 * without a sample. */
-	if (profile_outputs_generation(rec->outputs) != rec->outputs_generation) {
-		rec->outputs_generation = profile_outputs_generation(rec->outputs);
-		rec->node_output = profile_outputs_get(rec->outputs, "all", NULL, 0);
-	}
-	if (!rec->node_output || profile_output_add(rec->outputs, rec->node_output, &s))
+	label_sample(rec, p, &s, helper_idle, &labels);
+	if (sample_store_add(rec->store, &s, &labels))
 		rec->totals.bad_records++;
-	/* With --threads tasks, samples of threads not running a task are left
-	 * out of the executor's outputs. */
-	if (p->executor && executor_selected(p->executor) &&
-	    (rec->cfg.opts->threads == THREADS_ALL ||
-	     executor_runs_task(s.thread_name, helper_idle)))
-		executor_outputs_add(rec->executor_outputs, p->executor, &s);
 }
 
 struct sweep_ctx {
@@ -523,39 +568,17 @@ static void sweep_exited(struct recorder *rec, uint64_t now)
 	process_table_settle(rec->processes);
 }
 
-struct archive_ctx {
-	struct stage_archive *archive;
-	const struct executor *executor;
-	uint64_t now_ns, before_ns;
-};
-
-static int archive_stages(void *ctx, const struct stage_stats *stats, size_t n)
+static int forget_threads(struct process *p, void *ctx)
 {
-	const struct archive_ctx *ac = ctx;
-
-	return stage_archive_put(ac->archive, ac->executor, stats, n);
-}
-
-static int archive_idle_stages(struct process *p, void *ctx)
-{
-	struct archive_ctx ac = *(const struct archive_ctx *)ctx;
-
-	if (p->executor) {
-		ac.executor = p->executor;
-		/* A failure leaves the stages in memory (stage_archive.h). */
-		(void)executor_take_idle_stages(p->executor, ac.before_ns, archive_stages, &ac);
-		executor_forget_threads(p->executor, ac.now_ns);
-	}
+	if (p->executor)
+		executor_forget_threads(p->executor, *(const uint64_t *)ctx);
 	return 0;
 }
 
-static void sweep_stages(struct recorder *rec, uint64_t now)
+static void sweep_threads(struct recorder *rec, uint64_t now)
 {
-	struct archive_ctx ac = { rec->stage_archive, NULL, now, now - STAGE_IDLE_NS };
-
-	rec->last_stage_sweep_ns = now;
-	if (now > STAGE_IDLE_NS)
-		process_table_foreach(rec->processes, archive_idle_stages, &ac);
+	rec->last_thread_sweep_ns = now;
+	process_table_foreach(rec->processes, forget_threads, &now);
 }
 
 static int add_process_memory(struct process *p, void *ctx)
@@ -579,13 +602,12 @@ static void measure_memory(const struct recorder *rec, struct record_memory *m)
 	*m = (struct record_memory){ 0 };
 	if (!proc_status_read(getpid(), &st) && (st.present & PROC_STATUS_VMRSS))
 		m->rss_kib = st.vm_rss_kib;
-	profile_outputs_memory(rec->outputs, &m->outputs);
+	sample_store_stats(rec->store, &m->store);
 	process_table_foreach(rec->processes, add_process_memory, m);
 	m->elf_symbols = stack_resolver_memory(rec->resolver, &m->kernel_symbols);
 	binary_cache_get_stats(stack_resolver_binaries(rec->resolver), &bs);
 	m->symbol_files = bs.held;
 	m->symbol_files_dropped = bs.dropped;
-	m->stages += stage_archive_memory(rec->stage_archive, &m->archived_stages);
 	m->queued = fifo_arena_memory(rec->pending) +
 		    (rec->cfg.drain ? drain_thread_memory(rec->cfg.drain) : 0);
 }
@@ -608,24 +630,17 @@ static void log_memory(struct recorder *rec, uint64_t now)
 	rec->last_memory_log_ns = now;
 	measure_memory(rec, &m);
 	sp_debug("memory: RSS %llu KiB; heap %zu KiB in use, %zu KiB free in it, %zu KiB mapped; "
-		 "stacks %zu, counts %zu, JFR %zu (%zu writers, largest %zu), JIT %zu (names %zu), "
-		 "threads %zu, stages %zu, addresses %zu, ELF %zu (%zu binaries, %zu dropped), "
-		 "kernel %zu, queued %zu KiB; "
-		 "%zu outputs, %zu parked, %zu KiB finding them; %zu stages archived; "
-		 "%llu epochs (%llu ms, longest %llu ms); spill file %llu MiB (%llu on disk)",
+		 "store %zu, JIT %zu (names %zu), threads %zu, stages %zu, addresses %zu, "
+		 "ELF %zu (%zu binaries, %zu dropped), kernel %zu, queued %zu KiB; "
+		 "%llu segments (%llu MiB, closing took %llu ms, longest %llu ms)",
 		 (unsigned long long)m.rss_kib, mi.uordblks >> 10, mi.fordblks >> 10,
-		 mi.hblkhd >> 10, m.outputs.stacks >> 10, m.outputs.counts >> 10,
-		 m.outputs.jfr >> 10, m.outputs.jfr_writers, m.outputs.jfr_largest >> 10,
-		 m.jit >> 10, m.jit_names >> 10, m.threads >> 10,
-		 m.stages >> 10, m.address_names >> 10, m.elf_symbols >> 10, m.symbol_files,
-		 m.symbol_files_dropped,
-		 m.kernel_symbols >> 10, m.queued >> 10, m.outputs.outputs, m.outputs.parked,
-		 m.outputs.retired_index >> 10, m.archived_stages,
-		 (unsigned long long)m.outputs.epochs,
-		 (unsigned long long)(m.outputs.epoch_ns / 1000000),
-		 (unsigned long long)(m.outputs.epoch_longest_ns / 1000000),
-		 (unsigned long long)(m.outputs.spill_bytes >> 20),
-		 (unsigned long long)(m.outputs.spill_disk_bytes >> 20));
+		 mi.hblkhd >> 10, m.store.memory >> 10, m.jit >> 10, m.jit_names >> 10,
+		 m.threads >> 10, m.stages >> 10, m.address_names >> 10, m.elf_symbols >> 10,
+		 m.symbol_files, m.symbol_files_dropped, m.kernel_symbols >> 10, m.queued >> 10,
+		 (unsigned long long)m.store.segments,
+		 (unsigned long long)(m.store.file_bytes >> 20),
+		 (unsigned long long)(m.store.close_ns / 1000000),
+		 (unsigned long long)(m.store.close_longest_ns / 1000000));
 	process_table_foreach_active(rec->processes, debug_jvm_memory, NULL);
 }
 
@@ -658,8 +673,11 @@ void recorder_drain(struct recorder *rec, uint64_t now, bool flush_all)
 	}
 	if (!flush_all && now - rec->last_exit_sweep_ns >= EXIT_SWEEP_NS)
 		sweep_exited(rec, now);
-	if (!flush_all && now - rec->last_stage_sweep_ns >= STAGE_SWEEP_NS)
-		sweep_stages(rec, now);
+	if (!flush_all && now - rec->last_thread_sweep_ns >= THREAD_SWEEP_NS)
+		sweep_threads(rec, now);
+	/* Between batches: a segment due is written now, never inside an add. */
+	if (!flush_all && sample_store_tick(rec->store, now))
+		rec->store_error = true;
 	if (!flush_all && now - rec->last_memory_log_ns >= MEMORY_LOG_NS &&
 	    sp_log_get_level() >= SP_LOG_DEBUG)
 		log_memory(rec, now);
@@ -670,14 +688,24 @@ void recorder_get_totals(const struct recorder *rec, struct recorder_totals *out
 	*out = rec->totals;
 }
 
-void recorder_set_ring_use(struct recorder *rec, const struct ring_use *use)
-{
-	rec->ring = *use;
-}
 
-void recorder_set_queue_full(struct recorder *rec, uint64_t dropped)
+/* Writes every view of the store as files. NULL when the store could not
+ * be read back (said). */
+static struct views *write_views(struct recorder *rec)
 {
-	rec->totals.queue_full = dropped;
+	const struct record_options *o = rec->cfg.opts;
+	struct views_settings vs = { rec->cfg.output_dir, o->jfr, o->compress, o->html,
+				     attribution_mode_name(o->attribution) };
+	char path[PATH_MAX];
+	struct store_reader *r;
+	struct views *views;
+
+	snprintf(path, sizeof(path), "%s/%s", rec->cfg.output_dir, STORE_FILE_NAME);
+	if (!(r = store_reader_open(path)))
+		return NULL;
+	views = views_write(r, &vs);
+	store_reader_close(r);
+	return views;
 }
 
 int recorder_finish(struct recorder *rec, const uint64_t counters[SP_CNT_MAX],
@@ -696,17 +724,33 @@ int recorder_finish(struct recorder *rec, const uint64_t counters[SP_CNT_MAX],
 		.queue_full = rec->totals.queue_full,
 		.ring = rec->ring.bytes ? &rec->ring : NULL,
 		.processes = rec->processes,
-		.outputs = rec->outputs,
 		.resolver_stats = stack_resolver_get_stats(rec->resolver),
 		.memory = &memory,
-		.stage_archive = rec->stage_archive,
 		.kernel = rec->cfg.kernel,
 	};
+	struct views *views;
 	int err, err2;
 
 	recorder_drain(rec, monotonic_ns(), true);
+	if (rec->cfg.read_losses) {
+		uint64_t dropped = 0;
+
+		rec->cfg.read_losses(rec->cfg.ctx, &rec->ring, &dropped);
+		rec->totals.queue_full = dropped - rec->dropped_at_start;
+		in.ring = rec->ring.bytes ? &rec->ring : NULL;
+		in.queue_full = rec->totals.queue_full;
+	}
 	measure_memory(rec, &memory);
-	err = profile_outputs_write(rec->outputs);
+	err = sample_store_finish(rec->store);
+	sample_store_stats(rec->store, &memory.store);
+	if (err || rec->store_error)
+		in.store_error = err ? err : -EIO;
+	views = write_views(rec);
+	in.views = views;
+	if (!views && !err)
+		err = -EIO;
+	if (views && !err)
+		err = views_first_error(views);
 	err2 = record_summary_write(&in);
 	/* The index is made from summary.json: if it cannot be written, the
 	 * summary is written again to say so, or removed (a summary that
@@ -720,5 +764,6 @@ int recorder_finish(struct recorder *rec, const uint64_t counters[SP_CNT_MAX],
 			unlink(path);
 		}
 	}
+	views_free(views);
 	return err ? err : err2;
 }

@@ -42,6 +42,10 @@ struct recorder_config {
 	void (*on_jvm)(void *ctx, pid_t pid, const struct sp_hotspot_info *info);
 	void *ctx;
 	struct drain_thread *drain;     /* feeds the recorder (for memory figures); or NULL */
+	/* Reads the ring buffer's use so far and the records the drain thread
+	 * has dropped since the start, for the summary: a recording's figures
+	 * are those at its finish less those at its making. NULL: unknown. */
+	void (*read_losses)(void *ctx, struct ring_use *ring, uint64_t *dropped);
 	const struct kernel_features *kernel; /* what the kernel offered (summary); or NULL */
 };
 
@@ -70,10 +74,6 @@ struct recorder_totals {
 	uint64_t processes;
 };
 void recorder_get_totals(const struct recorder *rec, struct recorder_totals *out);
-/* Records the drain thread had to drop (sampler/drain_thread.h). */
-void recorder_set_queue_full(struct recorder *rec, uint64_t dropped);
-/* The ring buffer's size and peak fill, for the summary. */
-void recorder_set_ring_use(struct recorder *rec, const struct ring_use *use);
 
 /* Writes every profile and DIR/summary.json. counters are the BPF side's
  * (SP_CNT_*). Returns 0 or the first error. */

@@ -299,12 +299,3 @@ void bpf_sampler_shared_fds(const struct bpf_sampler *s, struct bpf_sampler_fds 
 	fds->hotspot_jvms = bpf_map__fd(s->skel->maps.hotspot_jvms);
 }
 
-int bpf_sampler_nr_cpus(const struct bpf_sampler *s)
-{
-	return s->nr_cpus;
-}
-
-int bpf_sampler_prog_fd(const struct bpf_sampler *s)
-{
-	return bpf_program__fd(s->prog);
-}

@@ -74,9 +74,4 @@ struct bpf_sampler_fds {
 	int events, counters, target_tgids, known_tgids, hotspot_jvms;
 };
 void bpf_sampler_shared_fds(const struct bpf_sampler *sampler, struct bpf_sampler_fds *fds);
-/* How many CPUs are sampled. */
-int bpf_sampler_nr_cpus(const struct bpf_sampler *sampler);
-/* The sampling program's fd, for its run-time statistics (kernel.bpf_stats_enabled). */
-int bpf_sampler_prog_fd(const struct bpf_sampler *sampler);
-
 #endif

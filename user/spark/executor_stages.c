@@ -108,23 +108,9 @@ size_t executor_stages_memory(const struct executor *e)
 	return e->attribution ? stage_attribution_memory(e->attribution) : 0;
 }
 
-const struct stage_stats *executor_stage_stats(const struct executor *e, size_t *n)
-{
-	*n = 0;
-	return e->attribution ? stage_attribution_stats(e->attribution, n) : NULL;
-}
-
 size_t executor_forget_threads(struct executor *e, uint64_t now_ns)
 {
 	return e->attribution ? stage_attribution_forget_threads(e->attribution, now_ns) : 0;
-}
-
-int executor_take_idle_stages(struct executor *e, uint64_t before_ns,
-			      int (*keep)(void *ctx, const struct stage_stats *stats, size_t n),
-			      void *ctx)
-{
-	return e->attribution ? stage_attribution_take_idle(e->attribution, before_ns, keep, ctx)
-			      : 0;
 }
 
 uint64_t executor_tid_only_tasks(const struct executor *e)
@@ -189,11 +175,7 @@ struct stage_attribution_result executor_sample_stage(struct executor *e,
 
 	if (!e->attribution)
 		return result;
-	if (s->kind == SAMPLE_CPU)
-		stage_attribution_sample(e->attribution, s->timestamp_ns, s->ns_tid, NULL, 0,
-					 &result);
-	else
-		stage_attribution_off_cpu(e->attribution, sample_lookup_time(s), s->ns_tid, NULL, 0,
-					  s->off_cpu_ns, &result);
+	stage_attribution_sample(e->attribution, sample_lookup_time(s), s->ns_tid, NULL, 0,
+				 &result);
 	return result;
 }

@@ -42,15 +42,8 @@ void executor_free(struct executor *e);
 const struct spark_executor *executor_identity(const struct executor *e);
 bool executor_selected(const struct executor *e);
 enum attribution_mode executor_attribution_mode(const struct executor *e);
-/* Per-stage counters of a selected executor still in memory (NULL and 0
- * otherwise), in no order. */
-const struct stage_stats *executor_stage_stats(const struct executor *e, size_t *n);
 /* stage_attribution_forget_threads for its threads (0 when not selected). */
 size_t executor_forget_threads(struct executor *e, uint64_t now_ns);
-/* stage_attribution_take_idle for its stages (0 when not selected). */
-int executor_take_idle_stages(struct executor *e, uint64_t before_ns,
-			      int (*keep)(void *ctx, const struct stage_stats *stats, size_t n),
-			      void *ctx);
 uint64_t executor_tid_only_tasks(const struct executor *e);
 uint64_t executor_late_thread_events(const struct executor *e);
 /* Heap bytes of its stage attribution (0 when not selected). */

@@ -37,13 +37,6 @@ struct stage_attribution {
 	enum attribution_mode mode;
 	struct stage_epoch *epoch;
 	struct strmap *threads;       /* pid_t -> struct thread_history */
-	/* stats by stage key: open addressing over indexes + 1 into stats
-	 * (0 empty), at most half full.  4 bytes a slot, the key read from
-	 * stats: an application runs thousands of stages an hour. */
-	uint32_t *stats_index;
-	size_t index_size;            /* a power of two, or 0 */
-	struct stage_stats *stats;
-	size_t nstats, stats_cap;
 	uint64_t tid_only_tasks;
 	uint64_t late_thread_events;
 };
@@ -116,93 +109,7 @@ void stage_attribution_free(struct stage_attribution *sa)
 	stage_epoch_free(sa->epoch);
 	if (sa->threads)
 		strmap_free(sa->threads, free_history);
-	free(sa->stats_index);
-	free(sa->stats);
 	free(sa);
-}
-
-static size_t key_slot(struct stage_key k, size_t size)
-{
-	uint64_t h = ((uint64_t)(uint32_t)k.stage << 32 | (uint32_t)k.attempt) *
-		     0x9e3779b97f4a7c15ull;
-
-	return (size_t)(h >> 32) & (size - 1);
-}
-
-/* The slot holding key's stats, or the empty slot where they would go. */
-static uint32_t *find_stats(const struct stage_attribution *sa, struct stage_key k)
-{
-	size_t j = key_slot(k, sa->index_size);
-
-	while (sa->stats_index[j] && !stage_key_eq(sa->stats[sa->stats_index[j] - 1].stage, k))
-		j = (j + 1) & (sa->index_size - 1);
-	return &sa->stats_index[j];
-}
-
-static void index_all(struct stage_attribution *sa)
-{
-	for (size_t i = 0; i < sa->nstats; i++)
-		*find_stats(sa, sa->stats[i].stage) = (uint32_t)(i + 1);
-}
-
-/* Indexes the stats afresh in size slots (a power of two, at least twice
- * nstats). */
-static int reindex(struct stage_attribution *sa, size_t size)
-{
-	uint32_t *index = calloc(size, sizeof(*index));
-
-	if (!index)
-		return -ENOMEM;
-	free(sa->stats_index);
-	sa->stats_index = index;
-	sa->index_size = size;
-	index_all(sa);
-	return 0;
-}
-
-static int grow_index(struct stage_attribution *sa)
-{
-	return reindex(sa, sa->index_size ? sa->index_size * 2 : 64);
-}
-
-/* Stats entry of a stage key (created on first use); NULL on ENOMEM. */
-static struct stage_stats *stats_entry(struct stage_attribution *sa, struct stage_key key)
-{
-	struct stage_key k = stage_key_is_none(key) ? stage_key_none() : key;
-	uint32_t *slot;
-
-	if (sa->index_size) {
-		slot = find_stats(sa, k);
-		if (*slot)
-			return &sa->stats[*slot - 1];
-	}
-	if (sa->nstats >= UINT32_MAX - 1 ||
-	    ((sa->nstats + 1) * 2 > sa->index_size && grow_index(sa)))
-		return NULL;
-	if (sa->nstats == sa->stats_cap) {
-		size_t cap = sa->stats_cap ? sa->stats_cap * 2 : 16;
-		struct stage_stats *s = realloc(sa->stats, cap * sizeof(*s));
-
-		if (!s)
-			return NULL;
-		sa->stats = s;
-		sa->stats_cap = cap;
-	}
-	sa->stats[sa->nstats] = (struct stage_stats){ .stage = k };
-	*find_stats(sa, k) = (uint32_t)(++sa->nstats);
-	return &sa->stats[sa->nstats - 1];
-}
-
-/* Stats entry of a stage key (created on first use), touched at ts; NULL
- * on ENOMEM. */
-static struct stage_stats *stats_for(struct stage_attribution *sa, struct stage_key key,
-				     uint64_t ts)
-{
-	struct stage_stats *s = stats_entry(sa, key);
-
-	if (s && ts > s->touched_ns)
-		s->touched_ns = ts;
-	return s;
 }
 
 static struct thread_history *history_of(struct stage_attribution *sa, pid_t tid, bool create)
@@ -294,14 +201,8 @@ static void count_task_seen(struct stage_attribution *sa, struct thread_history 
 	if (h->counted_tid_plus1 == (uint64_t)st->spark_tid + 1)
 		return;
 	h->counted_tid_plus1 = (uint64_t)st->spark_tid + 1;
-	if (stage_key_is_none(st->stage)) {
+	if (stage_key_is_none(st->stage))
 		sa->tid_only_tasks++;
-	} else {
-		struct stage_stats *s = stats_for(sa, st->stage, st->ts);
-
-		if (s)
-			s->tasks_seen++;
-	}
 }
 
 /* Moves a thread from its current state to `next`, telling the epoch rule
@@ -427,49 +328,11 @@ static void attribute(struct stage_attribution *sa, uint64_t ts, pid_t tid,
 	}
 }
 
-/* When the stage ran, for the run index's timeline. */
-static void seen_at(struct stage_stats *s, uint64_t ts)
-{
-	if (!s->first_ns || ts < s->first_ns)
-		s->first_ns = ts;
-	if (ts > s->last_ns)
-		s->last_ns = ts;
-}
-
 void stage_attribution_sample(struct stage_attribution *sa, uint64_t ts, pid_t tid,
 			      const char *name, size_t len,
 			      struct stage_attribution_result *out)
 {
-	struct stage_stats *s;
-
 	attribute(sa, ts, tid, name, len, out);
-	s = stats_for(sa, out->stage, ts);
-	if (s) {
-		s->samples++;
-		s->samples_by[out->how]++;
-		seen_at(s, ts);
-	}
-}
-
-void stage_attribution_off_cpu(struct stage_attribution *sa, uint64_t ts, pid_t tid,
-			       const char *name, size_t len, uint64_t off_cpu_ns,
-			       struct stage_attribution_result *out)
-{
-	struct stage_stats *s;
-
-	attribute(sa, ts, tid, name, len, out);
-	s = stats_for(sa, out->stage, ts);
-	if (s) {
-		s->off_cpu_ns += off_cpu_ns;
-		seen_at(s, ts);
-	}
-}
-
-const struct stage_stats *stage_attribution_stats(const struct stage_attribution *sa,
-						  size_t *count)
-{
-	*count = sa->nstats;
-	return sa->stats;
 }
 
 struct forget_ctx {
@@ -516,91 +379,6 @@ size_t stage_attribution_forget_threads(struct stage_attribution *sa, uint64_t n
 	return fc.nended;
 }
 
-int stage_attribution_take_idle(struct stage_attribution *sa, uint64_t before_ns,
-				int (*keep)(void *ctx, const struct stage_stats *stats, size_t n),
-				void *ctx)
-{
-	size_t kept = 0, n = sa->nstats, size;
-	int ret;
-
-	/* The idle entries to the end; the index is rebuilt either way. */
-	for (size_t i = 0; i < n; i++) {
-		if (sa->stats[i].touched_ns < before_ns)
-			continue;
-		if (i != kept) {
-			struct stage_stats t = sa->stats[kept];
-
-			sa->stats[kept] = sa->stats[i];
-			sa->stats[i] = t;
-		}
-		kept++;
-	}
-	if (kept == n)
-		return 0;
-	ret = keep(ctx, sa->stats + kept, n - kept);
-	if (!ret) {
-		sa->nstats = kept;
-		if (sa->stats_cap > 16 && kept < sa->stats_cap / 4) {
-			size_t cap = kept * 2 > 16 ? kept * 2 : 16;
-			struct stage_stats *s = realloc(sa->stats, cap * sizeof(*s));
-
-			if (s) {
-				sa->stats = s;
-				sa->stats_cap = cap;
-			}
-		}
-	}
-	for (size = 64; size < sa->nstats * 2; size *= 2)
-		;
-	if (size >= sa->index_size || reindex(sa, size)) {
-		/* Fewer entries fit the index there is. */
-		memset(sa->stats_index, 0, sa->index_size * sizeof(*sa->stats_index));
-		index_all(sa);
-	}
-	return ret ? ret : (int)(n - kept > INT32_MAX ? INT32_MAX : n - kept);
-}
-
-void stage_stats_merge(struct stage_stats *into, const struct stage_stats *from)
-{
-	into->samples += from->samples;
-	for (int m = 0; m < ATTRIBUTION_METHOD_MAX; m++)
-		into->samples_by[m] += from->samples_by[m];
-	into->tasks_seen += from->tasks_seen;
-	into->off_cpu_ns += from->off_cpu_ns;
-	if (from->first_ns && (!into->first_ns || from->first_ns < into->first_ns))
-		into->first_ns = from->first_ns;
-	if (from->last_ns > into->last_ns)
-		into->last_ns = from->last_ns;
-	if (from->touched_ns > into->touched_ns)
-		into->touched_ns = from->touched_ns;
-}
-
-static int cmp_stage(const void *a, const void *b)
-{
-	const struct stage_key *x = &((const struct stage_stats *)a)->stage;
-	const struct stage_key *y = &((const struct stage_stats *)b)->stage;
-
-	if (x->stage != y->stage)
-		return x->stage < y->stage ? -1 : 1;
-	return x->attempt < y->attempt ? -1 : x->attempt > y->attempt;
-}
-
-size_t stage_stats_combine(struct stage_stats *stats, size_t n)
-{
-	size_t out = 0;
-
-	if (!n)
-		return 0;
-	qsort(stats, n, sizeof(*stats), cmp_stage);
-	for (size_t i = 1; i < n; i++) {
-		if (stage_key_eq(stats[i].stage, stats[out].stage))
-			stage_stats_merge(&stats[out], &stats[i]);
-		else
-			stats[++out] = stats[i];
-	}
-	return out + 1;
-}
-
 static int add_history_memory(const char *key, void *value, void *ctx)
 {
 	const struct thread_history *h = value;
@@ -612,8 +390,7 @@ static int add_history_memory(const char *key, void *value, void *ctx)
 
 size_t stage_attribution_memory(const struct stage_attribution *sa)
 {
-	size_t n = sizeof(*sa) + sa->stats_cap * sizeof(*sa->stats) +
-		   sa->index_size * sizeof(*sa->stats_index) + strmap_memory(sa->threads);
+	size_t n = sizeof(*sa) + strmap_memory(sa->threads);
 
 	strmap_foreach(sa->threads, add_history_memory, &n);
 	return n;

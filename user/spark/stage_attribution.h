@@ -54,17 +54,6 @@ struct stage_attribution_result {
 	enum attribution_method how;
 };
 
-/* Per stage attempt (and one entry for no-stage). */
-struct stage_stats {
-	struct stage_key stage;
-	uint64_t samples;
-	uint64_t samples_by[ATTRIBUTION_METHOD_MAX];
-	uint64_t tasks_seen;        /* distinct Spark TIDs named with this stage */
-	uint64_t off_cpu_ns;        /* off-CPU time attributed here (--wall/--off-cpu) */
-	uint64_t first_ns, last_ns; /* times of the first and last sample here (0: none) */
-	uint64_t touched_ns;        /* its last sample or task seen: when it may leave memory */
-};
-
 struct stage_attribution;
 
 /* NULL and errno (EINVAL: epoch_interval_ns is 0 or mode unknown). */
@@ -81,36 +70,14 @@ int stage_attribution_thread_idle(struct stage_attribution *sa, uint64_t ts, pid
 int stage_attribution_thread_busy(struct stage_attribution *sa, uint64_t ts, pid_t tid);
 int stage_attribution_thread_exit(struct stage_attribution *sa, uint64_t ts, pid_t tid);
 
-/* Attributes one sample and counts it.  name/len: the thread's full name at
- * ts as the caller knows it; NULL to use what this tracker was fed.  Samples
- * may lag the thread events (the pipeline delays them ~1 s) but should
- * themselves come roughly in time order. */
+/* The stage of one sample of thread tid at ts.  name/len: the thread's
+ * full name at ts as the caller knows it; NULL to use what this tracker
+ * was fed.  Samples may lag the thread events (the pipeline delays them
+ * ~1 s) but should themselves come roughly in time order; an off-CPU
+ * interval is looked up at its end (sample_lookup_time). */
 void stage_attribution_sample(struct stage_attribution *sa, uint64_t ts, pid_t tid,
 			      const char *name, size_t len,
 			      struct stage_attribution_result *out);
-
-/* The same for an off-CPU interval, looked up at ts (see
- * sample_lookup_time): it adds to the stage's off_cpu_ns, not to its
- * samples. */
-void stage_attribution_off_cpu(struct stage_attribution *sa, uint64_t ts, pid_t tid,
-			       const char *name, size_t len, uint64_t off_cpu_ns,
-			       struct stage_attribution_result *out);
-
-/* Per-stage counters in memory, in no order; the array stays valid until
- * the next call that feeds the tracker or takes stages. */
-const struct stage_stats *stage_attribution_stats(const struct stage_attribution *sa,
-						  size_t *count);
-
-/* Takes the counters of stages untouched (no sample, no task seen) since
- * before_ns out of memory: keep gets them (n > 0) to keep elsewhere; when
- * it fails (non-zero) they stay.  An application that runs stage after
- * stage for hours (streaming micro-batches) would otherwise grow the
- * tracker with every stage.  A stage seen again starts a new entry, which
- * the keeper adds to the old one (stage_stats_combine).  Returns how many
- * left, or keep's error. */
-int stage_attribution_take_idle(struct stage_attribution *sa, uint64_t before_ns,
-				int (*keep)(void *ctx, const struct stage_stats *stats, size_t n),
-				void *ctx);
 
 /* Forgets what threads did more than 120 s before now_ns (but the state
  * then in force), and the threads that had ended by then, giving back
@@ -119,17 +86,11 @@ int stage_attribution_take_idle(struct stage_attribution *sa, uint64_t before_ns
  * long.  Returns how many threads were forgotten. */
 size_t stage_attribution_forget_threads(struct stage_attribution *sa, uint64_t now_ns);
 
-/* Adds from's counts to into's (the same stage). */
-void stage_stats_merge(struct stage_stats *into, const struct stage_stats *from);
-/* Sorts n entries by stage and attempt (no-stage first), merging entries of
- * one stage; returns how many are left. */
-size_t stage_stats_combine(struct stage_stats *stats, size_t n);
-
 /* Distinct TIDs seen with TID-only (Spark 2.2-3.0) names: their stage is
  * unknown, so they appear in no stage's tasks_seen. */
 uint64_t stage_attribution_tid_only_tasks(const struct stage_attribution *sa);
 
-/* Heap bytes it holds: per-stage counters and threads' recent states. */
+/* Heap bytes it holds: threads' recent states. */
 size_t stage_attribution_memory(const struct stage_attribution *sa);
 
 /* Thread events that came after the epoch boundary they belong to was

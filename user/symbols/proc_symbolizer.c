@@ -327,11 +327,6 @@ size_t proc_symbolizer_memory(const struct proc_symbolizer *ps)
 	return sizeof(*ps) + addr_cache_memory(&ps->answers);
 }
 
-pid_t proc_symbolizer_pid(const struct proc_symbolizer *ps)
-{
-	return ps->pid;
-}
-
 bool proc_symbolizer_maps_hold(const struct proc_symbolizer *ps, const uint64_t *addrs,
 			       size_t n)
 {

@@ -72,8 +72,6 @@ size_t proc_symbolizer_maps_reads(const struct proc_symbolizer *ps);
 /* Heap bytes of the answers it keeps (each address named once). */
 size_t proc_symbolizer_memory(const struct proc_symbolizer *ps);
 
-pid_t proc_symbolizer_pid(const struct proc_symbolizer *ps);
-
 /* Whether the maps last read hold every one of addrs[0..n) (a walked
  * stack's tagged method entries, SP_USTACK_METHOD_TAG, are not looked
  * at): false when the process mapped something since. */

@@ -532,11 +532,6 @@ uint64_t jfr_chunk_truncated(const struct jfr_chunk *c)
 	return c->ntruncated;
 }
 
-uint64_t jfr_chunk_end_ticks(const struct jfr_chunk *c)
-{
-	return c->end_ticks;
-}
-
 /* An inline string that came from outside: written as valid UTF-8. */
 static void put_text(struct jfr_chunk *c, struct jfr_buf *b, const char *s)
 {

@@ -64,9 +64,6 @@ size_t jfr_chunk_bytes(const struct jfr_chunk *c);
 size_t jfr_chunk_memory(const struct jfr_chunk *c);
 uint64_t jfr_chunk_events(const struct jfr_chunk *c);
 uint64_t jfr_chunk_truncated(const struct jfr_chunk *c);
-/* The largest tick of the chunk (its end). */
-uint64_t jfr_chunk_end_ticks(const struct jfr_chunk *c);
-
 /* Appends the per-chunk events, writes the whole chunk to out and resets
  * the chunk.  final marks the file's last chunk.  Returns bytes written
  * (> 0), or -errno. */

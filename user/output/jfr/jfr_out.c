@@ -163,7 +163,3 @@ int jfr_out_close(struct jfr_out *out, int discard)
 	return ret;
 }
 
-unsigned long long jfr_out_bytes(const struct jfr_out *out)
-{
-	return out->bytes;
-}

@@ -21,7 +21,4 @@ int jfr_out_write(struct jfr_out *out, const void *p, size_t n);
 /* Flushes and renames into place; on failure, or when discard is set,
  * removes the temporary file.  Returns 0 or -errno; frees out. */
 int jfr_out_close(struct jfr_out *out, int discard);
-/* Bytes written so far (before compression). */
-unsigned long long jfr_out_bytes(const struct jfr_out *out);
-
 #endif

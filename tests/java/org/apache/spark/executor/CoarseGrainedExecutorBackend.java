@@ -17,6 +17,8 @@
  *   --sim-idle-names true     rename finished threads "Executor task idle worker#ID" (4.2+)
  *   --sim-start-delay-ms N    sleep before the first wave (default 0)
  *   --sim-linger-ms N         stay alive after the last wave (default 0)
+ *   --sim-short-stages N      instead of the waves: N stages one after the other, a
+ *                             task per core each, of --sim-short-stage-ms (default 30)
  */
 package org.apache.spark.executor;
 
@@ -50,7 +52,8 @@ public final class CoarseGrainedExecutorBackend {
             System.err.println("usage: CoarseGrainedExecutorBackend --driver-url U --executor-id E "
                     + "--hostname H --cores N --app-id A --sim-ground-truth PATH [--sim-scale F] "
                     + "[--sim-name-format full|tid] [--sim-idle-names true] "
-                    + "[--sim-start-delay-ms N] [--sim-linger-ms N]");
+                    + "[--sim-start-delay-ms N] [--sim-linger-ms N] [--sim-short-stages N "
+                    + "[--sim-short-stage-ms MS]]");
             System.exit(2);
         }
         SimExecutor sim = new SimExecutor(
@@ -58,7 +61,9 @@ public final class CoarseGrainedExecutorBackend {
                 Integer.parseInt(opt.getOrDefault("--cores", "2")),
                 Double.parseDouble(opt.getOrDefault("--sim-scale", "1")),
                 "tid".equals(opt.get("--sim-name-format")),
-                "true".equals(opt.get("--sim-idle-names")));
+                "true".equals(opt.get("--sim-idle-names")),
+                Integer.parseInt(opt.getOrDefault("--sim-short-stages", "0")),
+                Double.parseDouble(opt.getOrDefault("--sim-short-stage-ms", "30")));
         long delay = Long.parseLong(opt.getOrDefault("--sim-start-delay-ms", "0"));
         System.out.println("sim-executor: started");
         System.out.flush();

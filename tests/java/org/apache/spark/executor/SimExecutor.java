@@ -41,6 +41,8 @@ final class SimExecutor {
     final int cores;
     final double scale;
     final boolean tidOnlyNames, idleNames;
+    final int shortStages;
+    final double shortStageMs;
     final List<Wave> waves = new ArrayList<>();
     final SimBackground background = new SimBackground();
     long startNs, endNs;
@@ -60,10 +62,24 @@ final class SimExecutor {
     });
 
     SimExecutor(String appId, String executorId, int cores, double scale, boolean tidOnlyNames,
-                boolean idleNames) {
+                boolean idleNames, int shortStages, double shortStageMs) {
         this.appId = appId; this.executorId = executorId; this.cores = Math.max(1, cores);
         this.scale = scale; this.tidOnlyNames = tidOnlyNames; this.idleNames = idleNames;
-        planWaves();
+        this.shortStages = shortStages; this.shortStageMs = shortStageMs;
+        if (shortStages > 0)
+            planShortStages();
+        else
+            planWaves();
+    }
+
+    /** Many short stages one after the other, a task per core each: what a
+     * streaming or interactive application's executor sees. */
+    private void planShortStages() {
+        for (int s = 0; s < shortStages; s++) {
+            Wave w = new Wave();
+            addInterleaved(w, new int[][] {{s, 0, cores, 0}}, shortStageMs);
+            waves.add(w);
+        }
     }
 
     private long ms(double m) {
@@ -155,7 +171,7 @@ final class SimExecutor {
         startNs = System.nanoTime();
         for (Wave w : waves) {
             // shuffle fetch for the wave's inputs on the netty client thread
-            background.shuffleFetch(ms(120));
+            background.shuffleFetch(ms(shortStages > 0 ? 5 : 120));
             Semaphore slots = new Semaphore(cores);
             CountDownLatch done = new CountDownLatch(w.tasks.size());
             w.startNs = System.nanoTime();

@@ -1,0 +1,79 @@
+/* sample_store.h - every sample of a recording with who it belongs to, kept
+ * in segments on disk (output/store_file.h): the one place the recording
+ * side puts samples. Profiles, JFR files, pages and exports are views that
+ * select by labels (output/views.h).
+ *
+ * Samples are appended to the open segment: a stack table of its own, its
+ * labels, and a record per sample. A segment closes when its memory passes
+ * the budget or it spans the segment time; sample_store_tick() does that,
+ * between batches of samples, never inside an add. Closing writes the
+ * segment to the file and empties the table: memory holds one segment,
+ * whatever the recording's length. A stack and labels seen before in the
+ * segment cost no allocation.
+ */
+#ifndef SPARKPROF_SAMPLE_STORE_H
+#define SPARKPROF_SAMPLE_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/sample.h"
+#include "output/store_file.h"
+
+/* Who a sample belongs to. Strings may be short-lived (the store copies
+ * them); "" for none. */
+struct sample_labels {
+	pid_t pid, tid;
+	const char *process;      /* the process's frame in profiles: "comm-pid" */
+	const char *thread;       /* full Java name where known, else comm */
+	const char *app_id;       /* a Spark executor's application, else "" */
+	const char *executor_id;  /* and its id */
+	int32_t stage, attempt;   /* the Spark stage attempt, -1: none */
+	int64_t task;             /* the Spark task id (TID), -1: none */
+	uint8_t attribution;      /* how the stage was found (enum attribution_method) */
+	uint8_t flags;            /* LABEL_* */
+};
+
+/* The sample goes to its executor's views (a selected executor, and the
+ * thread passes --threads). */
+#define LABEL_EXECUTOR_VIEWS 1u
+
+struct sample_store_settings {
+	const char *dir;            /* DIR/samples.store */
+	struct store_info info;
+	size_t segment_bytes;       /* a segment's memory before it closes */
+	uint64_t segment_ns;        /* and its longest span of sample time */
+};
+
+struct sample_store;
+
+/* Creates DIR/samples.store. NULL (errno set) after a message. */
+struct sample_store *sample_store_open(const struct sample_store_settings *settings);
+/* Closes the open segment (sample_store_finish) if not done yet. */
+void sample_store_free(struct sample_store *st);
+
+/* Appends s (its frames, thread state, weight: 1 on-CPU, off_cpu_ns
+ * off-CPU) with labels l. 0, or -ENOMEM (nothing added). */
+int sample_store_add(struct sample_store *st, const struct resolved_sample *s,
+		     const struct sample_labels *l);
+
+/* Closes the open segment when it is due: past its memory budget, or
+ * spanning segment_ns of sample time by now_ns. 0, or the write's -errno
+ * (with a message): the segment's samples are then lost and counted. */
+int sample_store_tick(struct sample_store *st, uint64_t now_ns);
+
+/* Closes the open segment and syncs the file. 0 or -errno. */
+int sample_store_finish(struct sample_store *st);
+
+struct sample_store_stats {
+	uint64_t segments;          /* written */
+	uint64_t samples;           /* added */
+	uint64_t samples_lost;      /* in segments that could not be written */
+	uint64_t file_bytes;
+	size_t memory;              /* heap bytes of the open segment */
+	uint64_t close_ns, close_longest_ns; /* time closing segments took */
+};
+void sample_store_stats(const struct sample_store *st, struct sample_store_stats *out);
+
+#endif

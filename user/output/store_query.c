@@ -1,0 +1,336 @@
+/* store_query.c - see store_query.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "base/atomic_file.h"
+#include "base/grow_array.h"
+#include "base/log.h"
+#include "base/strmap.h"
+#include "output/page_builder.h"
+#include "output/pprof.h"
+#include "output/row_walk.h"
+#include "output/store_merge.h"
+#include "output/store_query.h"
+
+bool label_filter_match(const struct label_filter *f, const struct sample_labels *l)
+{
+	if (f->app_id && strcmp(f->app_id, l->app_id))
+		return false;
+	if (f->executor_id && strcmp(f->executor_id, l->executor_id))
+		return false;
+	if (f->by_stage && (l->stage != f->stage || (f->stage >= 0 && l->attempt != f->attempt)))
+		return false;
+	return f->task < 0 || l->task == f->task;
+}
+
+static uint64_t in_units(uint64_t count, uint64_t unit)
+{
+	return count / unit + (count % unit >= unit - unit / 2);
+}
+
+/* The matching rows' self at a node, in kind's units: per thread state
+ * for wall time (each state a leaf of its own on the page). */
+static void node_self(const struct store_node *n, const struct label_filter *f,
+		      enum query_kind kind, const struct store_info *info,
+		      uint64_t self[ROW_STATES])
+{
+	uint64_t raw[ROW_STATES] = { 0 };
+
+	for (size_t i = 0; i < n->nrows; i++) {
+		const struct store_row *row = &n->rows[i];
+		unsigned state = row->kind == SAMPLE_CPU ? 0 : row->state < ROW_STATES ? row->state
+											 : SP_STATE_OTHER;
+
+		if (!label_filter_match(f, row->labels))
+			continue;
+		if (kind == QUERY_CPU && row->kind == SAMPLE_CPU)
+			raw[0] += row->weight;
+		else if (kind == QUERY_OFF_CPU && row->kind == SAMPLE_OFF_CPU)
+			raw[0] += row->weight;
+		else if (kind == QUERY_WALL)
+			raw[state] += row->kind == SAMPLE_CPU ? row->weight * info->cpu_period_ns
+							       : row->weight;
+	}
+	for (int s = 0; s < ROW_STATES; s++)
+		self[s] = kind == QUERY_CPU ? raw[s]
+			  : kind == QUERY_OFF_CPU ? in_units(raw[s], 1000000)
+			  : in_units(raw[s], info->wall_interval_ns ? info->wall_interval_ns : 1);
+}
+
+static const char *const state_leaf[ROW_STATES] = {
+	"[on CPU]", "[preempted]", "[sleeping]", "[uninterruptible]", "[other state]",
+};
+
+/* One pass: the total (b NULL), or the page (into b). */
+static int flame_pass(struct store_reader *r, const struct label_filter *f, enum query_kind kind,
+		      struct page_builder *b, uint64_t *total)
+{
+	struct store_merge *m = store_merge_open(r);
+	struct row_path path = { 0 };
+	struct store_node n;
+	uint64_t self[ROW_STATES];
+	int rc, err = m ? 0 : -errno;
+
+	while (!err && (rc = store_merge_next(m, &n)) == 1) {
+		node_self(&n, f, kind, store_reader_info(r), self);
+		if (b && (err = row_path_enter(&path, &n)))
+			break;
+		for (int s = 0; s < ROW_STATES && !err; s++) {
+			*total += self[s];
+			if (b)
+				err = page_builder_add(b, &path.path, n.depth,
+						       kind == QUERY_WALL ? state_leaf[s] : NULL, self[s]);
+		}
+	}
+	if (m && !err && rc < 0)
+		err = rc;
+	store_merge_close(m);
+	row_path_free(&path);
+	return err;
+}
+
+struct flame_tree *store_query_flame(struct store_reader *r, const struct label_filter *f,
+				     enum query_kind kind, double min_width_pct, int *err)
+{
+	struct page_builder *b = NULL;
+	struct flame_tree *t = NULL;
+	uint64_t total = 0, again = 0;
+
+	*err = flame_pass(r, f, kind, NULL, &total);
+	if (!*err && !(b = page_builder_new(total, min_width_pct)))
+		*err = -ENOMEM;
+	if (!*err)
+		*err = flame_pass(r, f, kind, b, &again);
+	if (!*err)
+		t = page_builder_finish(b, err);
+	if (*err == -ENOMEM || *err == -E2BIG)
+		sp_err("flame graph of %s: %s", store_reader_path(r), strerror(-*err));
+	page_builder_free(b);
+	return t;
+}
+
+/* A pprof profile written as it is made: top-level fields may come in any
+ * order, so samples go out as they are found, and functions and strings
+ * the first time one is needed. */
+struct pprof_stream {
+	struct atomic_file af;
+	FILE *f;
+	z_stream z;
+	bool z_open;
+	int err;
+	struct pb out, msg, inner, packed;
+	struct pprof_strings strings;
+	struct strmap *functions;       /* "type:text" -> id */
+	uint64_t next_function;
+	const struct store_info *info;
+	uint64_t *locations;            /* function id of each level, 0: not a frame */
+	size_t locations_cap;
+};
+
+static void stream_flush(struct pprof_stream *p, bool finish)
+{
+	uint8_t buf[65536];
+
+	if (p->err || (!finish && p->out.len < (64u << 10)))
+		return;
+	if (p->out.failed) {
+		p->err = -ENOMEM;
+		return;
+	}
+	p->z.next_in = p->out.data;
+	p->z.avail_in = (uInt)p->out.len;
+	do {
+		p->z.next_out = buf;
+		p->z.avail_out = sizeof(buf);
+		if (deflate(&p->z, finish ? Z_FINISH : Z_NO_FLUSH) == Z_STREAM_ERROR ||
+		    fwrite(buf, 1, sizeof(buf) - p->z.avail_out, p->f) != sizeof(buf) - p->z.avail_out) {
+			p->err = -EIO;
+			return;
+		}
+	} while (p->z.avail_out == 0 || (finish && p->z.avail_in));
+	p->out.len = 0;
+}
+
+static uint64_t function_of(struct pprof_stream *p, const char *text, size_t len, int type)
+{
+	char key[STORE_TEXT_MAX + 16], name[STORE_TEXT_MAX + 16], system_name[STORE_TEXT_MAX + 16];
+	size_t name_len;
+	int inserted = 0, t = type < 0 ? FLAME_JAVA : type;
+	void **slot;
+
+	snprintf(key, sizeof(key), "%d:%.*s", t, (int)len, text);
+	slot = strmap_slot(p->functions, key, strlen(key), &inserted);
+	if (!slot) {
+		p->out.failed = true;
+		return 0;
+	}
+	if (!inserted)
+		return (uintptr_t)*slot;
+	*slot = (void *)(uintptr_t)++p->next_function;
+	flame_frame_type(text, len, &name_len);
+	snprintf(name, sizeof(name), "%.*s", (int)(t == FRAME_KERNEL ? name_len : len), text);
+	snprintf(system_name, sizeof(system_name), "%s%s", name, pprof_type_suffixes[t]);
+	pb_uint(&p->msg, PPROF_FUNCTION_ID, p->next_function);
+	pb_uint(&p->msg, PPROF_FUNCTION_NAME, pprof_string_id(&p->strings, name));
+	pb_uint(&p->msg, PPROF_FUNCTION_SYSTEM_NAME, pprof_string_id(&p->strings, system_name));
+	pb_uint(&p->msg, PPROF_FUNCTION_FILENAME, pprof_string_id(&p->strings, pprof_type_files[t]));
+	pb_message(&p->out, PPROF_FUNCTION, &p->msg);
+	pb_uint(&p->msg, PPROF_LOCATION_ID, p->next_function);
+	pb_uint(&p->inner, PPROF_LINE_FUNCTION_ID, p->next_function);
+	pb_message(&p->msg, PPROF_LOCATION_LINE, &p->inner);
+	pb_message(&p->out, PPROF_LOCATION, &p->msg);
+	return p->next_function;
+}
+
+static void label(struct pprof_stream *p, const char *key, const char *value)
+{
+	pb_uint(&p->inner, PPROF_LABEL_KEY, pprof_string_id(&p->strings, key));
+	pb_uint(&p->inner, PPROF_LABEL_STR, pprof_string_id(&p->strings, value));
+	pb_message(&p->msg, PPROF_SAMPLE_LABEL, &p->inner);
+}
+
+static const char *const state_names[ROW_STATES] = {
+	"running", "preempted", "sleeping", "uninterruptible", "other",
+};
+
+static void row_labels(struct pprof_stream *p, const struct store_row *row)
+{
+	const struct sample_labels *l = row->labels;
+	char num[32], name[256];
+	const char *dash = strrchr(l->process, '-');
+
+	snprintf(num, sizeof(num), "%d", (int)l->pid);
+	label(p, "process.pid", num);
+	snprintf(name, sizeof(name), "%.*s",
+		 (int)(dash && !strcmp(dash + 1, num) ? (size_t)(dash - l->process) : strlen(l->process)),
+		 l->process);
+	label(p, "process.name", name);
+	label(p, "thread.name", l->thread);
+	label(p, "thread.state", state_names[row->kind == SAMPLE_CPU ? 0 :
+					     row->state < ROW_STATES ? row->state : SP_STATE_OTHER]);
+	if (*l->app_id)
+		label(p, "spark.app.id", l->app_id);
+	if (*l->executor_id)
+		label(p, "spark.executor.id", l->executor_id);
+	if (l->stage >= 0) {
+		snprintf(num, sizeof(num), "%d", (int)l->stage);
+		label(p, "spark.stage.id", num);
+		snprintf(num, sizeof(num), "%d", (int)l->attempt);
+		label(p, "spark.stage.attempt", num);
+	}
+	if (l->task >= 0) {
+		snprintf(num, sizeof(num), "%lld", (long long)l->task);
+		label(p, "spark.task.id", num);
+	}
+}
+
+static void write_sample(struct pprof_stream *p, const struct row_path *path,
+			 const struct store_row *row)
+{
+	uint64_t cpu = row->kind == SAMPLE_CPU ? row->weight : 0;
+	uint64_t off = row->kind == SAMPLE_OFF_CPU ? row->weight : 0;
+
+	for (uint32_t d = path->depth; d >= 1; d--)
+		if (p->locations[d])
+			pb_varint(&p->packed, p->locations[d]);
+	pb_message(&p->msg, PPROF_SAMPLE_LOCATION_ID, &p->packed);
+	pb_varint(&p->packed, cpu);
+	if (p->info->flags & STORE_WALL)
+		pb_varint(&p->packed, cpu * p->info->cpu_period_ns + off);
+	if (p->info->flags & STORE_OFF_CPU)
+		pb_varint(&p->packed, off);
+	pb_message(&p->msg, PPROF_SAMPLE_VALUE, &p->packed);
+	row_labels(p, row);
+	pb_message(&p->out, PPROF_SAMPLE, &p->msg);
+}
+
+static void value_type(struct pprof_stream *p, unsigned field, const char *type, const char *unit)
+{
+	pb_uint(&p->msg, PPROF_VALUE_TYPE_TYPE, pprof_string_id(&p->strings, type));
+	pb_uint(&p->msg, PPROF_VALUE_TYPE_UNIT, pprof_string_id(&p->strings, unit));
+	pb_message(&p->out, field, &p->msg);
+}
+
+static void write_head(struct pprof_stream *p)
+{
+	pprof_string_id(&p->strings, "");   /* index 0 is the empty string */
+	value_type(p, PPROF_SAMPLE_TYPE, "samples", "count");
+	if (p->info->flags & STORE_WALL)
+		value_type(p, PPROF_SAMPLE_TYPE, "wall", "nanoseconds");
+	if (p->info->flags & STORE_OFF_CPU)
+		value_type(p, PPROF_SAMPLE_TYPE, "offcpu", "nanoseconds");
+	value_type(p, PPROF_PERIOD_TYPE, "cpu", "nanoseconds");
+	pb_uint(&p->out, PPROF_PERIOD, p->info->cpu_period_ns);
+}
+
+static int pprof_rows(struct pprof_stream *p, struct store_reader *r, const struct label_filter *f)
+{
+	struct store_merge *m = store_merge_open(r);
+	struct row_path path = { 0 };
+	struct store_node n;
+	int rc = 0, err = m ? 0 : -errno;
+
+	while (!err && !p->err && (rc = store_merge_next(m, &n)) == 1) {
+		if ((err = row_path_enter(&path, &n)) || (err = grow_array((void **)&p->locations,
+				&p->locations_cap, n.depth + 1, sizeof(*p->locations))))
+			break;
+		p->locations[n.depth] = row_path_is_frame(&path, n.depth) ?
+			function_of(p, n.text, n.len, path.types[n.depth]) : 0;
+		for (size_t i = 0; i < n.nrows; i++)
+			if (label_filter_match(f, n.rows[i].labels))
+				write_sample(p, &path, &n.rows[i]);
+		stream_flush(p, false);
+	}
+	if (!err && rc < 0)
+		err = rc;
+	store_merge_close(m);
+	row_path_free(&path);
+	return err;
+}
+
+int store_query_pprof(struct store_reader *r, const struct label_filter *f, const char *path)
+{
+	struct pprof_stream *p = calloc(1, sizeof(*p));
+	int err = p ? 0 : -ENOMEM;
+
+	if (p) {
+		p->info = store_reader_info(r);
+		p->strings = (struct pprof_strings){ strmap_new(), &p->out, 0 };
+		p->functions = strmap_new();
+		if (!p->strings.index || !p->functions ||
+		    deflateInit2(&p->z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+			err = -ENOMEM;
+		else
+			p->z_open = true;
+	}
+	if (!err && !(p->f = atomic_file_open(&p->af, path)))
+		err = -errno;
+	if (!err) {
+		write_head(p);
+		err = pprof_rows(p, r, f);
+		stream_flush(p, true);
+		if (!err)
+			err = p->err;
+		if (err == -ENOMEM)
+			sp_err("write %s: %s", path, strerror(ENOMEM));
+		err = atomic_file_commit(&p->af, err);
+	} else if (err == -ENOMEM) {
+		sp_err("write %s: %s", path, strerror(ENOMEM));
+	}
+	if (p) {
+		if (p->z_open)
+			deflateEnd(&p->z);
+		strmap_free(p->strings.index, NULL);
+		strmap_free(p->functions, NULL);
+		free(p->out.data);
+		free(p->msg.data);
+		free(p->inner.data);
+		free(p->packed.data);
+		free(p->locations);
+		free(p);
+	}
+	return err;
+}

@@ -1,0 +1,255 @@
+/* view_set.c - see view_set.h. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/grow_array.h"
+#include "base/log.h"
+#include "base/path_util.h"
+#include "base/strmap.h"
+#include "base/version.h"
+#include "output/jfr/jfr_sample.h"
+#include "output/store_segment.h"
+#include "output/view_set.h"
+
+struct view_set {
+	struct view *views;
+	size_t n, cap;
+	struct strmap *by_key;      /* executor and stage keys -> index + 1 */
+	struct byte_buf key;
+	const struct sample_labels *memo;  /* the labels routed last, and where */
+	uint32_t memo_out[3];
+	size_t memo_n;
+};
+
+/* id as a file name's part (ids of a store read back are outside input). */
+static void spell(char *out, size_t size, const char *id, const char *empty)
+{
+	snprintf(out, size, "%s", *id ? id : empty);
+	sanitize_name_component(out);
+}
+
+static void view_name(struct view *v)
+{
+	char app[VIEW_ID_MAX], exec[VIEW_ID_MAX];
+	int n;
+
+	if (v->kind == VIEW_NODE) {
+		snprintf(v->name, sizeof(v->name), "all");
+		return;
+	}
+	spell(app, sizeof(app), v->app_id, "unknown-app");
+	spell(exec, sizeof(exec), v->executor_id, "unknown");
+	n = snprintf(v->name, sizeof(v->name), "%s/exec-%s/", app, exec);
+	if (v->kind == VIEW_EXECUTOR)
+		snprintf(v->name + n, sizeof(v->name) - (size_t)n, "all");
+	else if (v->stage < 0)
+		snprintf(v->name + n, sizeof(v->name) - (size_t)n, "no-stage");
+	else if (v->attempt > 0)
+		snprintf(v->name + n, sizeof(v->name) - (size_t)n, "stage-%d.%d", v->stage, v->attempt);
+	else
+		snprintf(v->name + n, sizeof(v->name) - (size_t)n, "stage-%d", v->stage);
+}
+
+static void key_of(struct byte_buf *b, const struct sample_labels *l, bool stage)
+{
+	int32_t numbers[2] = { stage ? l->stage : INT32_MIN, stage ? l->attempt : INT32_MIN };
+
+	byte_buf_clear(b);
+	byte_buf_bytes(b, l->app_id, strlen(l->app_id) + 1);
+	byte_buf_bytes(b, l->executor_id, strlen(l->executor_id) + 1);
+	byte_buf_bytes(b, numbers, sizeof(numbers));
+}
+
+/* The view for l (its executor's, or its stage's), added if new; -1. */
+static int64_t find(struct view_set *vs, const struct sample_labels *l, bool stage, size_t seg,
+		    bool add)
+{
+	void **slot;
+	int inserted = 0;
+	struct view *v;
+
+	key_of(&vs->key, l, stage);
+	if (vs->key.failed)
+		return -1;
+	slot = add ? strmap_slot(vs->by_key, (const char *)vs->key.data, vs->key.len, &inserted)
+		   : (void **)NULL;
+	if (!add) {
+		void *found = strmap_get(vs->by_key, (const char *)vs->key.data, vs->key.len);
+
+		return found ? (int64_t)(uintptr_t)found - 1 : -1;
+	}
+	if (!slot)
+		return -1;
+	if (!inserted) {
+		v = &vs->views[(uintptr_t)*slot - 1];
+		v->last_segment = seg;
+		return (int64_t)(uintptr_t)*slot - 1;
+	}
+	if (grow_array((void **)&vs->views, &vs->cap, vs->n + 1, sizeof(*v)))
+		return -1;
+	v = &vs->views[vs->n];
+	*v = (struct view){ stage ? VIEW_STAGE : VIEW_EXECUTOR, "", "", "", stage ? l->stage : -1,
+			    stage ? l->attempt : 0, seg, seg };
+	snprintf(v->app_id, sizeof(v->app_id), "%s", l->app_id);
+	snprintf(v->executor_id, sizeof(v->executor_id), "%s", l->executor_id);
+	if (stage && l->stage < 0)
+		v->attempt = 0;
+	view_name(v);
+	*slot = (void *)(uintptr_t)++vs->n;
+	return (int64_t)vs->n - 1;
+}
+
+static int plan_segment(struct view_set *vs, struct store_reader *r, size_t seg)
+{
+	struct store_labels labels;
+	int err = store_labels_read(r, seg, &labels);
+
+	if (err)
+		return err;
+	vs->views[0].last_segment = seg;
+	for (size_t i = 0; i < labels.n && !err; i++) {
+		const struct sample_labels *l = &labels.labels[i];
+
+		if (!(l->flags & LABEL_EXECUTOR_VIEWS))
+			continue;
+		if (find(vs, l, false, seg, true) < 0 || find(vs, l, true, seg, true) < 0)
+			err = -ENOMEM;
+	}
+	store_labels_free(&labels);
+	return err;
+}
+
+struct view_set *view_set_plan(struct store_reader *r)
+{
+	struct view_set *vs = calloc(1, sizeof(*vs));
+	int err = vs && (vs->by_key = strmap_new()) &&
+		  !grow_array((void **)&vs->views, &vs->cap, 1, sizeof(*vs->views)) ? 0 : -ENOMEM;
+
+	if (!err) {
+		vs->views[0] = (struct view){ .kind = VIEW_NODE, .stage = -1 };
+		view_name(&vs->views[0]);
+		vs->n = 1;
+	}
+	for (size_t seg = 0; !err && seg < store_reader_segments(r); seg++)
+		err = plan_segment(vs, r, seg);
+	if (err) {
+		if (err == -ENOMEM)
+			sp_err("plan the views of %s: %s", store_reader_path(r), strerror(ENOMEM));
+		view_set_free(vs);
+		errno = -err;
+		return NULL;
+	}
+	return vs;
+}
+
+void view_set_free(struct view_set *vs)
+{
+	if (!vs)
+		return;
+	strmap_free(vs->by_key, NULL);
+	byte_buf_free(&vs->key);
+	free(vs->views);
+	free(vs);
+}
+
+size_t view_set_count(const struct view_set *vs)
+{
+	return vs->n;
+}
+
+const struct view *view_set_get(const struct view_set *vs, size_t i)
+{
+	return &vs->views[i];
+}
+
+void view_set_forget_route(struct view_set *vs)
+{
+	vs->memo = NULL;
+}
+
+size_t view_set_route(struct view_set *vs, const struct sample_labels *l, uint32_t out[3])
+{
+	int64_t e, s;
+
+	if (l == vs->memo) {
+		memcpy(out, vs->memo_out, sizeof(vs->memo_out));
+		return vs->memo_n;
+	}
+	out[0] = 0;
+	vs->memo_n = 1;
+	if (l->flags & LABEL_EXECUTOR_VIEWS) {
+		e = find(vs, l, false, 0, false);
+		s = find(vs, l, true, 0, false);
+		if (e < 0 || s < 0)
+			return 0;
+		out[1] = (uint32_t)e;
+		out[2] = (uint32_t)s;
+		vs->memo_n = 3;
+	}
+	vs->memo = l;
+	memcpy(vs->memo_out, out, sizeof(vs->memo_out));
+	return vs->memo_n;
+}
+
+size_t view_labels(const struct view *v, const struct store_info *info, const char *attribution,
+		   struct jfr_label *out, char scratch[3][32])
+{
+	size_t n = 0;
+
+	snprintf(scratch[0], 32, "%u", info->frequency_hz);
+	out[n++] = (struct jfr_label){ "sparkprof.version", SPARKPROF_VERSION };
+	out[n++] = (struct jfr_label){ "host", info->host };
+	if (v->kind == VIEW_NODE) {
+		out[n++] = (struct jfr_label){ "scope", "node" };
+		out[n++] = (struct jfr_label){ "frequency.hz", scratch[0] };
+		return n;
+	}
+	if (v->kind == VIEW_EXECUTOR)
+		snprintf(scratch[1], 32, "all");
+	else if (v->stage < 0)
+		snprintf(scratch[1], 32, "none");
+	else
+		snprintf(scratch[1], 32, "%d", v->stage);
+	snprintf(scratch[2], 32, "%d", v->kind == VIEW_STAGE && v->stage >= 0 ? v->attempt : 0);
+	out[n++] = (struct jfr_label){ "spark.app.id", v->app_id };
+	out[n++] = (struct jfr_label){ "spark.executor.id", v->executor_id };
+	out[n++] = (struct jfr_label){ "spark.stage", scratch[1] };
+	out[n++] = (struct jfr_label){ "spark.stage.attempt", scratch[2] };
+	out[n++] = (struct jfr_label){ "attribution", attribution };
+	out[n++] = (struct jfr_label){ "frequency.hz", scratch[0] };
+	return n;
+}
+
+void view_title(const struct view *v, const char *mode, char *buf, size_t size)
+{
+	if (v->kind == VIEW_NODE)
+		snprintf(buf, size, "%s: the node (every process profiled)", mode);
+	else if (v->kind == VIEW_EXECUTOR)
+		snprintf(buf, size, "%s: %s, executor %s, all stages", mode, v->app_id, v->executor_id);
+	else if (v->stage < 0)
+		snprintf(buf, size, "%s: %s, executor %s, no stage (outside any task)", mode, v->app_id,
+			 v->executor_id);
+	else if (v->attempt > 0)
+		snprintf(buf, size, "%s: %s, executor %s, stage %d.%d", mode, v->app_id,
+			 v->executor_id, v->stage, v->attempt);
+	else
+		snprintf(buf, size, "%s: %s, executor %s, stage %d", mode, v->app_id, v->executor_id,
+			 v->stage);
+}
+
+static const char *const file_suffix[VIEW_FILES] = {
+	[VIEW_FOLDED] = ".folded", [VIEW_WALL_FOLDED] = ".wall.folded",
+	[VIEW_OFF_CPU_FOLDED] = ".offcpu.folded", [VIEW_JFR] = ".jfr",
+	[VIEW_FOLDED_HTML] = ".html", [VIEW_WALL_HTML] = ".wall.html",
+	[VIEW_OFF_CPU_HTML] = ".offcpu.html",
+};
+
+void view_file_name(const struct view *view, enum view_file f, bool compress, char *buf,
+		    size_t size)
+{
+	snprintf(buf, size, "%s%s%s", view->name, file_suffix[f],
+		 f == VIEW_JFR && compress ? ".gz" : "");
+}

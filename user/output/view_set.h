@@ -1,0 +1,90 @@
+/* view_set.h - the views of a sample store that get files: the node's,
+ * each selected executor's and each of its stages' (docs/design.md "The
+ * sample store"), with their names, their JFR labels and which of them a
+ * sample goes to.
+ *
+ * Names are made from labels, which a store read back is outside input
+ * to: ids are spelt as safe file names (base/path_util.h).
+ */
+#ifndef SPARKPROF_VIEW_SET_H
+#define SPARKPROF_VIEW_SET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "output/sample_store.h"
+#include "output/store_file.h"
+
+#define VIEW_ID_MAX 128
+#define VIEW_NAME_MAX 320
+
+enum view_kind { VIEW_NODE, VIEW_EXECUTOR, VIEW_STAGE };
+
+struct view {
+	enum view_kind kind;
+	char name[VIEW_NAME_MAX];          /* "all", "APP/exec-ID/all", "APP/exec-ID/stage-3.1" */
+	char app_id[VIEW_ID_MAX];          /* as the labels say (not spelt for a file) */
+	char executor_id[VIEW_ID_MAX];
+	int32_t stage, attempt;            /* VIEW_STAGE; stage -1: no-stage */
+	size_t first_segment, last_segment;
+};
+
+enum view_file {
+	VIEW_FOLDED, VIEW_WALL_FOLDED, VIEW_OFF_CPU_FOLDED, VIEW_JFR,
+	VIEW_FOLDED_HTML, VIEW_WALL_HTML, VIEW_OFF_CPU_HTML, VIEW_FILES
+};
+
+struct views_settings {
+	const char *dir;            /* where the files go */
+	bool jfr, compress, html;
+	const char *attribution;    /* JFR label of executors' views ("thread", "epoch") */
+};
+
+/* What a view holds, for summary.json. */
+struct view_result {
+	const struct view *view;
+	uint64_t cpu_samples;
+	uint64_t off_cpu_events, off_cpu_ns;
+	uint64_t first_ns, last_ns;     /* its samples' times (0: none) */
+	uint64_t tasks;                 /* stages: distinct tasks seen; executors: tasks
+					 * whose names had no stage (Spark 2.2-3.0) */
+	uint64_t samples_by[3];         /* on-CPU samples by enum attribution_method */
+	int errors[VIEW_FILES];         /* -errno of each file that failed */
+};
+
+/* The name of a view's file of kind f ("stage-3.wall.folded"), for
+ * messages and summary.json. */
+void view_file_name(const struct view *view, enum view_file f, bool compress, char *buf,
+		    size_t size);
+
+struct view_set;
+
+/* Reads every segment's labels. NULL (errno set) after a message. */
+struct view_set *view_set_plan(struct store_reader *r);
+void view_set_free(struct view_set *vs);
+
+size_t view_set_count(const struct view_set *vs);
+/* Views in the order found: the node's first. */
+const struct view *view_set_get(const struct view_set *vs, size_t i);
+
+/* The views a sample labelled l goes to: the node's, then its executor's
+ * and its stage's when l has LABEL_EXECUTOR_VIEWS. Returns how many (1 or
+ * 3), each an index of view_set_get; 0 for labels the plan never saw. */
+size_t view_set_route(struct view_set *vs, const struct sample_labels *l, uint32_t out[3]);
+/* Routes are remembered by the labels' address: call when the labels a
+ * route was asked for are freed. */
+void view_set_forget_route(struct view_set *vs);
+
+/* A page's title from the view's labels: "CPU: APP, executor 1, stage 3"
+ * (mode: what the page counts, flame_page_mode_label). */
+void view_title(const struct view *v, const char *mode, char *buf, size_t size);
+
+/* The JFR labels of view v (at most VIEW_LABELS, pointing into v, info
+ * and scratch); returns how many. */
+#define VIEW_LABELS 8
+struct jfr_label;
+size_t view_labels(const struct view *v, const struct store_info *info, const char *attribution,
+		   struct jfr_label *out, char scratch[3][32]);
+
+#endif

@@ -1,0 +1,322 @@
+/* views.c - see views.h. This file is the first pass: the samples in time
+ * order, for the JFR files and the counts; view_text.c is the second. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "base/path_util.h"
+#include "base/strmap.h"
+#include "output/jfr/jfr_writer.h"
+#include "output/store_segment.h"
+#include "output/view_text.h"
+#include "output/views.h"
+#include "sparkprof_events.h"
+
+struct view_state {
+	struct jfr_writer *jfr;
+	bool jfr_done;                /* closed, or failed */
+	uint64_t wall_carry_ns;       /* time not yet written as a JFR wall sample */
+	struct strmap *tasks;         /* task ids seen (stages, and executors' TID-only) */
+};
+
+struct views {
+	struct view_set *set;
+	struct view_result *results;
+	struct view_state *states;
+	size_t n;
+	const struct views_settings *settings;
+	const struct store_info *info;
+	struct frame *frames;         /* a sample's, JFR_MAX_FRAMES */
+};
+
+static int open_jfr(struct views *v, size_t i)
+{
+	const struct view *view = view_set_get(v->set, i);
+	struct jfr_label labels[VIEW_LABELS];
+	char scratch[3][32], name[VIEW_NAME_MAX + 16], path[PATH_MAX];
+	struct jfr_recording_info info = {
+		.start_monotonic_ns = v->info->start_monotonic_ns,
+		.start_realtime_ns = v->info->start_realtime_ns,
+		.cpu_interval_ns = v->info->cpu_period_ns,
+		.wall_interval_ns = v->info->flags & (STORE_WALL | STORE_OFF_CPU) ?
+				    v->info->wall_interval_ns : 0,
+		.labels = labels,
+		.nlabels = view_labels(view, v->info, v->settings->attribution, labels, scratch),
+	};
+	/* Many stage files may be open at once: a small chunk each. */
+	struct jfr_writer_options jopts = { .gzip = v->settings->compress, .chunk_bytes = 2u << 20 };
+	int err;
+
+	view_file_name(view, VIEW_JFR, v->settings->compress, name, sizeof(name));
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", v->settings->dir, name) >= sizeof(path))
+		err = -ENAMETOOLONG;
+	else
+		err = make_parent_dirs(path);
+	if (err) {
+		sp_err("create %s/%s: %s", v->settings->dir, name, strerror(-err));
+		return err;
+	}
+	v->states[i].jfr = jfr_writer_open(path, &info, &jopts);
+	return v->states[i].jfr ? 0 : -errno;
+}
+
+static void jfr_failed(struct views *v, size_t i, int err)
+{
+	struct view_state *st = &v->states[i];
+
+	if (err != -ENAMETOOLONG)
+		sp_err("write %s/%s.jfr: %s; its folded profiles are still written", v->settings->dir,
+		       view_set_get(v->set, i)->name, strerror(-err));
+	jfr_writer_close(st->jfr);   /* removes what it wrote */
+	st->jfr = NULL;
+	st->jfr_done = true;
+	v->results[i].errors[VIEW_JFR] = err;
+}
+
+/* JFR wall samples have whole weights in units of the wall interval; the
+ * remainder is carried to the view's next sample, so the total stays
+ * exact and each stack gets its share on average. */
+static uint64_t wall_weight(struct views *v, size_t i, uint64_t ns)
+{
+	uint64_t unit = v->info->wall_interval_ns, weight;
+
+	v->states[i].wall_carry_ns += ns;
+	weight = v->states[i].wall_carry_ns / unit;
+	v->states[i].wall_carry_ns -= weight * unit;
+	return weight;
+}
+
+static void add_jfr(struct views *v, size_t i, const struct store_sample *s,
+		    const struct sample_labels *l, int nframes)
+{
+	struct view_state *st = &v->states[i];
+	struct jfr_sample js = {
+		.timestamp_ns = s->timestamp_ns, .os_tid = (uint32_t)l->tid,
+		.thread_name = l->thread, .pid = (uint32_t)l->pid, .kind = JFR_SAMPLE_CPU,
+		.thread_state = s->state, .weight = 1, .frames = v->frames, .nframes = nframes,
+	};
+	bool wall = v->info->flags & STORE_WALL;
+	int err = 0;
+
+	if (st->jfr_done || (!st->jfr && (err = open_jfr(v, i)))) {
+		if (err)
+			jfr_failed(v, i, err);
+		return;
+	}
+	if (s->kind == SAMPLE_CPU)
+		err = jfr_writer_add_sample(st->jfr, &js);
+	if (!err && (s->kind == SAMPLE_OFF_CPU || wall) && v->info->wall_interval_ns) {
+		js.kind = JFR_SAMPLE_WALL;
+		js.weight = wall_weight(v, i, s->kind == SAMPLE_CPU ? v->info->cpu_period_ns
+								    : s->weight);
+		if (js.weight)
+			err = jfr_writer_add_sample(st->jfr, &js);
+	}
+	if (err && err != -EINVAL)
+		jfr_failed(v, i, err);
+}
+
+static void count_task(struct views *v, size_t i, const struct sample_labels *l)
+{
+	struct view_state *st = &v->states[i];
+	int64_t task = l->task;
+	int inserted = 0;
+
+	if (task < 0)
+		return;
+	if (!st->tasks && !(st->tasks = strmap_new()))
+		return;
+	if (strmap_slot(st->tasks, (const char *)&task, sizeof(task), &inserted) && inserted)
+		v->results[i].tasks++;
+}
+
+static void count(struct views *v, size_t i, const struct store_sample *s,
+		  const struct sample_labels *l)
+{
+	struct view_result *r = &v->results[i];
+	enum view_kind kind = view_set_get(v->set, i)->kind;
+
+	if (s->kind == SAMPLE_TASK) {
+		/* Stages count their tasks; executors those without a stage. */
+		if ((kind == VIEW_STAGE && l->stage >= 0) || (kind == VIEW_EXECUTOR && l->stage < 0))
+			count_task(v, i, l);
+		return;
+	}
+	if (s->kind == SAMPLE_CPU) {
+		r->cpu_samples++;
+		if (l->attribution < 3)
+			r->samples_by[l->attribution]++;
+	} else {
+		r->off_cpu_events++;
+		r->off_cpu_ns += s->weight;
+	}
+	if (!r->first_ns || s->timestamp_ns < r->first_ns)
+		r->first_ns = s->timestamp_ns;
+	if (s->timestamp_ns > r->last_ns)
+		r->last_ns = s->timestamp_ns;
+}
+
+static void file_sample(struct views *v, const struct store_samples *ss, size_t k,
+			const struct store_labels *labels)
+{
+	const struct store_sample *s = &ss->samples[k];
+	const struct sample_labels *l = &labels->labels[s->labels];
+	uint32_t to[3];
+	size_t nviews = view_set_route(v->set, l, to);
+	int nframes = 0;
+
+	if (s->kind != SAMPLE_TASK && v->settings->jfr) {
+		size_t n = store_sample_frames(ss, s->leaf, v->frames, JFR_MAX_FRAMES);
+
+		nframes = (int)(n < JFR_MAX_FRAMES ? n : JFR_MAX_FRAMES);
+	}
+	for (size_t i = 0; i < nviews; i++) {
+		count(v, to[i], s, l);
+		if (s->kind != SAMPLE_TASK && v->settings->jfr)
+			add_jfr(v, to[i], s, l, nframes);
+	}
+}
+
+/* After a segment: its frame names go, so every chunk is written; views
+ * that end here are closed. */
+static void end_segment(struct views *v, size_t seg)
+{
+	for (size_t i = 0; i < v->n; i++) {
+		struct view_state *st = &v->states[i];
+		int err = 0;
+
+		if (st->jfr && (err = jfr_writer_idle(st->jfr)))
+			jfr_failed(v, i, err);
+		if (view_set_get(v->set, i)->last_segment != seg)
+			continue;
+		strmap_free(st->tasks, NULL);
+		st->tasks = NULL;
+		if (st->jfr && (err = jfr_writer_close(st->jfr)))
+			v->results[i].errors[VIEW_JFR] = err;
+		if (st->jfr)
+			st->jfr_done = true;
+		st->jfr = NULL;
+	}
+}
+
+/* The samples in time order: JFR and counts; and each segment's rows for
+ * the stages' files. */
+static int time_pass(struct views *v, struct store_reader *r)
+{
+	struct stage_text *stages = stage_text_new(v->set, v->settings, v->info, v->results);
+	int err = stages ? 0 : -ENOMEM;
+
+	for (size_t seg = 0; !err && seg < store_reader_segments(r); seg++) {
+		struct store_labels labels;
+		struct store_samples ss;
+
+		err = store_labels_read(r, seg, &labels);
+		if (!err && (err = store_samples_read(r, seg, labels.n, &ss)))
+			store_labels_free(&labels);
+		if (err)
+			break;
+		view_set_forget_route(v->set);
+		for (size_t k = 0; k < ss.n; k++)
+			file_sample(v, &ss, k, &labels);
+		end_segment(v, seg);
+		store_samples_free(&ss);
+		store_labels_free(&labels);
+		view_set_forget_route(v->set);
+		err = stage_text_segment(stages, r, seg);
+	}
+	stage_text_free(stages);
+	return err;
+}
+
+/* Views with no sample still get their (empty) JFR file. */
+static void close_jfrs(struct views *v)
+{
+	for (size_t i = 0; i < v->n && v->settings->jfr; i++) {
+		struct view_state *st = &v->states[i];
+		int err = 0;
+
+		if (!st->jfr && !st->jfr_done && (err = open_jfr(v, i)))
+			jfr_failed(v, i, err);
+		if (st->jfr && (err = jfr_writer_close(st->jfr)))
+			v->results[i].errors[VIEW_JFR] = err;
+		st->jfr = NULL;
+		st->jfr_done = true;
+		strmap_free(st->tasks, NULL);
+		st->tasks = NULL;
+	}
+}
+
+struct views *views_write(struct store_reader *r, const struct views_settings *s)
+{
+	struct views *v = calloc(1, sizeof(*v));
+	int err = v ? 0 : -ENOMEM;
+
+	if (v) {
+		v->settings = s;
+		v->info = store_reader_info(r);
+		v->set = view_set_plan(r);
+		err = v->set ? 0 : -errno;
+	}
+	if (!err) {
+		v->n = view_set_count(v->set);
+		v->results = calloc(v->n, sizeof(*v->results));
+		v->states = calloc(v->n, sizeof(*v->states));
+		v->frames = calloc(JFR_MAX_FRAMES, sizeof(*v->frames));
+		if (!v->results || !v->states || !v->frames)
+			err = -ENOMEM;
+	}
+	for (size_t i = 0; !err && i < v->n; i++)
+		v->results[i].view = view_set_get(v->set, i);
+	if (!err)
+		err = time_pass(v, r);
+	if (!err)
+		close_jfrs(v);
+	if (!err)
+		err = view_text_write(r, v->set, s, v->results);
+	if (err) {
+		if (err == -ENOMEM)
+			sp_err("write the views of %s: %s", store_reader_path(r), strerror(ENOMEM));
+		views_free(v);
+		errno = -err;
+		return NULL;
+	}
+	return v;
+}
+
+void views_free(struct views *v)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; v->states && i < v->n; i++) {
+		if (v->states[i].jfr)
+			jfr_writer_close(v->states[i].jfr);
+		strmap_free(v->states[i].tasks, NULL);
+	}
+	view_set_free(v->set);
+	free(v->results);
+	free(v->states);
+	free(v->frames);
+	free(v);
+}
+
+size_t views_count(const struct views *v)
+{
+	return v->n;
+}
+
+const struct view_result *views_result(const struct views *v, size_t i)
+{
+	return &v->results[i];
+}
+
+int views_first_error(const struct views *v)
+{
+	for (size_t i = 0; i < v->n; i++)
+		for (int f = 0; f < VIEW_FILES; f++)
+			if (v->results[i].errors[f])
+				return v->results[i].errors[f];
+	return 0;
+}
