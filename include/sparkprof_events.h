@@ -90,9 +90,8 @@ struct sp_hotspot_info {
 
 /* Stacks end every record that has them: ustack_bytes / 8 user addresses,
  * then kstack_bytes / 8 kernel addresses, each leaf first. A record is as
- * long as what it holds: the kernel part used to be a fixed 1 KiB array
- * before the user part, most of every record, and copying it was most of
- * what a record cost the drain. The user part comes first because the Java
+ * long as what it holds, as copying records is most of what a record costs
+ * the drain. The user part comes first because the Java
  * walker fills it frame by frame at a fixed place; the kernel stack is one
  * helper call, which can write at a bounded variable offset. */
 struct sp_stacks {

@@ -34,12 +34,11 @@
 
 #define NSEC_PER_SEC 1000000000ULL
 /* The ring buffer rides out the drain thread's waits for a CPU. That
- * thread only copies records out, at nice -10, yet on this shared VM under
- * load it was kept waiting long enough to fill a 1 MiB ring in a Spark soak
- * (bench/results/ring-20261126.md): the ring holds about a second of
- * records on every CPU, at least 1 MiB. A record is as long as its frames:
- * 64 to 80 bytes and 8 per frame, so 50 Java frames and 10 kernel frames
- * take about 560 (every record had a 1 KiB kernel array before); --wall
+ * thread only copies records out, at nice -10, yet a loaded node can keep
+ * it waiting long enough to fill a 1 MiB ring: the ring holds about a
+ * second of records on every CPU, at least 1 MiB. A record is as long as
+ * its frames: 64 to 80 bytes and 8 per frame, so 50 Java frames and 10
+ * kernel frames take about 560; --wall
  * adds about 1,000 off-CPU intervals a second per CPU on a busy Spark node.
  * Each byte is resident twice in our RSS: the kernel maps the pages twice
  * so that no record wraps. Deeper stacks at high rates want --ring-buffer. */

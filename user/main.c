@@ -39,7 +39,7 @@ int main(int argc, char **argv)
 	 * at once; grown, they move by mremap instead of a copy; room not yet
 	 * used is never touched.  glibc's default threshold rises after the
 	 * first such block is freed, and later ones land in the heap, which
-	 * they fragment (bench/node_cost.py's soak; README, memory). */
+	 * they fragment. */
 	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	if (argc < 2) {
 		usage(stderr);

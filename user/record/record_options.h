@@ -34,7 +34,7 @@ struct record_options {
 	uint64_t wall_interval_ns;      /* --wall=INTERVAL, default 10 ms */
 	uint64_t min_off_cpu_ns;        /* --min-off-cpu, default 1 ms */
 	unsigned int ring_buffer_mib;   /* --ring-buffer; 0: sized for -F and the CPUs */
-	uint64_t stack_memory_bytes;    /* --stack-memory, default 16 MiB; 0: no epochs */
+	uint64_t stack_memory_bytes;    /* --stack-memory, default 16 MiB: a segment's size */
 	enum thread_filter threads;     /* --threads tasks|all */
 	const char *executors;          /* --executors SPEC, default "*" */
 	const char *app_id;             /* --app ID */

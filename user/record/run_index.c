@@ -17,8 +17,7 @@
 #include "proc/file_slurp.h"
 #include "record/run_index.h"
 
-/* summary.json grows with the stages seen (32 MB in an hour of 54,000
- * stages) and is copied into the index in pieces; the bound only limits
+/* summary.json is copied into the index in pieces; the bound only limits
  * the time a hostile file can cost. */
 #define SUMMARY_MAX (1ull << 30)
 /* What `report` and `flame` need from it (wall_interval_ns) comes before

@@ -159,11 +159,6 @@ const char *kernel_feature_needs(enum kernel_feature f)
 	return features[f].needs;
 }
 
-const char *kernel_feature_without(enum kernel_feature f)
-{
-	return features[f].without;
-}
-
 /* snprintf at buf's end, keeping what fits. */
 __attribute__((format(printf, 3, 4)))
 static void append(char *buf, size_t size, const char *fmt, ...)

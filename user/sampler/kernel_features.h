@@ -46,8 +46,6 @@ bool kernel_features_full(const struct kernel_features *kf);
 const char *kernel_feature_key(enum kernel_feature f);
 /* What the kernel lacks, and the release that first had it. */
 const char *kernel_feature_needs(enum kernel_feature f);
-/* What a recording does without it. */
-const char *kernel_feature_without(enum kernel_feature f);
 
 /* One line: "Linux R, reduced: KEY (...); ..." or "Linux R: every feature",
  * cut to size; true when something is reduced. The parts of off-CPU
