@@ -22,7 +22,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
-from chromium import Browser  # noqa: E402
+from browser import chromium_page, file_url, script_errors  # noqa: E402
 
 SPARKPROF = os.path.join(ROOT, "sparkprof")
 JFRCONV = "/var/cache/sparkprof-deps/jfr-converter-4.2.jar"
@@ -60,12 +60,12 @@ def timed(cmd):
     return time.time() - start
 
 
-def load_ms(browser, page):
-    browser.open(page)
-    errors = browser.errors()
+def load_ms(page, path):
+    page.goto(file_url(path))
+    errors = script_errors(page)
     assert not errors, errors
-    return browser.eval("(() => { const n = performance.getEntriesByType('navigation')[0];"
-                        " return n.loadEventEnd - n.startTime; })()")
+    return page.evaluate("(() => { const n = performance.getEntriesByType('navigation')[0];"
+                         " return n.loadEventEnd - n.startTime; })()")
 
 
 def main():
@@ -91,15 +91,12 @@ def main():
                       lambda out: ["java", "-jar", JFRCONV, "--minwidth", "0.01", folded, out]))
     else:
         print(f"({JFRCONV} missing: make deps fetches it)")
-    browser = Browser()
     rows = []
-    try:
+    with chromium_page() as page:
         for name, out, cmd in tools:
             write = statistics.median(timed(cmd(out)) for _ in range(args.runs))
-            loads = [load_ms(browser, out) for _ in range(args.runs)]
+            loads = [load_ms(page, out) for _ in range(args.runs)]
             rows.append((name, write, os.path.getsize(out), statistics.median(loads)))
-    finally:
-        browser.close()
     print()
     print("| tool | write the page | page size | Chromium load + draw |")
     print("|---|---|---|---|")

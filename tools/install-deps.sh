@@ -12,7 +12,8 @@ fi
 # Tests and benchmarks: a JDK, linux-perf for comparisons, python3 + pytest.
 apt_packages="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc
 	libc6-dev linux-perf python3 python3-pip procps util-linux binutils passwd"
-# The HTML pages' tests load them in headless Chromium (tests/integration/chromium.py).
+# The HTML pages' tests load them in headless Chromium, driven by Playwright
+# (tests/integration/browser.py; installed below, with no browser of its own).
 apt_packages="$apt_packages chromium"
 
 # Installs the Debian packages named that are not installed yet.
@@ -44,6 +45,16 @@ if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then
 fi
 
 python3 -m pytest --version >/dev/null 2>&1 || python3 -m pip install -q pytest
+
+# Playwright drives Debian's chromium for the HTML pages' tests and
+# bench/flame_page.py. Pinned; its own browsers are never downloaded
+# (`playwright install` is not run): tests/integration/browser.py launches
+# /usr/bin/chromium.
+playwright_version=1.65.2
+if [ "$(python3 -c 'import importlib.metadata as m; print(m.version("playwright"))' 2>/dev/null)" != "$playwright_version" ]; then
+	echo "install-deps: installing playwright $playwright_version"
+	python3 -m pip install -q "playwright==$playwright_version"
+fi
 
 # Maven fetches the JFR readers the tests compare against (Maven Central).
 need_maven() {
