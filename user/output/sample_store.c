@@ -314,6 +314,23 @@ static int encode_rows(struct sample_store *st, struct byte_buf *b)
 				   st->settings.info.flags & STORE_PER_THREAD, b);
 }
 
+/* What only a close uses goes back to the system between closes: it is
+ * as large as the segment, and a recording spends most of its time adding. */
+static void release_close_scratch(struct sample_store *st)
+{
+	struct segment_rows *fresh = segment_rows_new();
+
+	for (int i = 0; i < STORE_PARTS; i++)
+		byte_buf_free(&st->parts[i]);
+	free(st->texts);
+	st->texts = NULL;
+	st->texts_cap = 0;
+	if (fresh) {
+		segment_rows_free(st->rows);
+		st->rows = fresh;
+	}
+}
+
 /* Writes the open segment and starts an empty one. */
 static int close_segment(struct sample_store *st)
 {
@@ -338,6 +355,7 @@ static int close_segment(struct sample_store *st)
 	else
 		st->stats.segments++;
 	st->seq++;
+	release_close_scratch(st);
 	drop_segment(st);
 	if (open_segment(st) && !err)
 		err = -ENOMEM;

@@ -37,7 +37,7 @@ struct segment_label_texts {
 
 struct segment_rows;
 
-/* Scratch reused from segment to segment. NULL with errno ENOMEM. */
+/* Scratch for closing one segment. NULL with errno ENOMEM. */
 struct segment_rows *segment_rows_new(void);
 void segment_rows_free(struct segment_rows *sr);
 
