@@ -11,6 +11,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "hotspot_walk.bpf.h"
+#include "python_walk.bpf.h"
 #include "maps.bpf.h"
 
 #define PF_KTHREAD 0x00200000
@@ -46,6 +47,7 @@ static __always_inline int record_sample(struct bpf_perf_event_data *ctx, const 
 	struct sp_cpu_sample *sample;
 	struct cpu_record *rec;
 	const struct sp_hotspot_info *jvm = NULL;
+	const struct sp_python_info *py = NULL;
 	unsigned int flags;
 	__u32 zero = 0;
 	__u64 size;
@@ -75,6 +77,8 @@ static __always_inline int record_sample(struct bpf_perf_event_data *ctx, const 
 	if (walk) {
 		task = bpf_get_current_task_btf();
 		jvm = hotspot_jvm_of(task);
+		if (!jvm)
+			py = python_proc_of(task);
 		flags = task->flags;
 	} else {
 		task = (struct task_struct *)bpf_get_current_task();
@@ -86,6 +90,12 @@ static __always_inline int record_sample(struct bpf_perf_event_data *ctx, const 
 		sample->stacks.ustack_bytes = hotspot_walk(task, jvm, sample->stacks.frames,
 							   &sample->stacks.ustack_flags,
 							   &sample->stacks.anchor_index);
+	else if (walk && py)
+		sample->stacks.ustack_bytes = python_walk(
+			task, py, sample->stacks.frames,
+			bpf_get_stack(ctx, sample->stacks.frames, PY_NATIVE_FRAMES * sizeof(__u64),
+				      BPF_F_USER_STACK),
+			&sample->stacks.ustack_flags);
 	else
 		sample->stacks.ustack_bytes = bpf_get_stack(ctx, sample->stacks.frames,
 							    SP_MAX_STACK_DEPTH * sizeof(__u64),
@@ -96,6 +106,8 @@ static __always_inline int record_sample(struct bpf_perf_event_data *ctx, const 
 		sp_count(SP_CNT_USTACK_TRUNCATED);
 	if (sample->stacks.ustack_flags & SP_USTACK_ANCHOR)
 		sp_count(SP_CNT_ANCHOR_USED);
+	if (sample->stacks.ustack_flags & SP_USTACK_PYTHON)
+		sp_count(SP_CNT_PYTHON_STACKS);
 	sample->stacks.kstack_bytes = bpf_get_stack(ctx, sp_kstack_slot(&sample->stacks),
 						    SP_MAX_STACK_DEPTH * sizeof(__u64), 0);
 	if (sample->stacks.kstack_bytes < 0)

@@ -39,6 +39,7 @@ enum sp_counter {
 	SP_CNT_OFFCPU_SHORT,     /* off-CPU intervals under the minimum, dropped */
 	SP_CNT_USTACK_TRUNCATED, /* user stacks cut at SP_MAX_USER_DEPTH */
 	SP_CNT_ANCHOR_USED,      /* user stacks continued from a JVM's last Java frame */
+	SP_CNT_PYTHON_STACKS,    /* user stacks with a Python thread's frames */
 	SP_CNT_MAX,
 };
 
@@ -77,6 +78,49 @@ struct sp_hotspot_info {
 	__u32 stack_base_offset;      /* JavaThread::_stack_base */
 };
 
+/* What the Python walker needs to know of one CPython process (map
+ * python_procs, key tgid), from the interpreter's version and symbols
+ * (user/python/python_layout.h). Offsets are in bytes; SP_PY_NO_FIELD: the
+ * version has no such field. */
+#define SP_PY_NO_FIELD 0xffff
+struct sp_python_info {
+	__u64 start_time;             /* as sp_hotspot_info's */
+	__u64 interp;                 /* the main PyInterpreterState */
+	__u64 code_type;              /* &PyCode_Type: what a code object's ob_type holds */
+	__u16 interp_threads;         /* its first PyThreadState */
+	__u16 tstate_next;
+	__u16 tstate_tid;             /* native_thread_id, or thread_id (pthread_t) */
+	__u16 tstate_frame;           /* frame, cframe or current_frame */
+	__u16 cframe_frame;           /* _PyCFrame.current_frame; SP_PY_NO_FIELD: none */
+	__u16 frame_previous;
+	__u16 frame_code;
+	__u16 frame_instr;            /* instruction pointer, or f_lasti (int) */
+	__u16 frame_owner;            /* SP_PY_NO_FIELD: none (3.10) */
+	__u16 code_units;             /* co_code_adaptive; 0: frame_instr is f_lasti */
+	__u16 frame_bytes;            /* read of a frame: past its last field used */
+	__u8 tid_is_pthread;          /* match thread_id against the FS base (3.10) */
+	__u8 pad;
+};
+
+/* In a walked user stack, a Python frame is its code object with this bit
+ * set; the instruction index rides in the bits a user address leaves free
+ * (SP_PY_FRAME_* below). */
+#define SP_USTACK_PYTHON_TAG (1ULL << 62)
+#define SP_PY_CODE_MASK ((1ULL << 47) - 8)
+#define SP_PY_INSTR_MAX ((1u << 18) - 1)
+static inline __u64 sp_py_frame(__u64 code, __u32 instr)
+{
+	if (instr > SP_PY_INSTR_MAX)
+		instr = SP_PY_INSTR_MAX;
+	return SP_USTACK_PYTHON_TAG | ((__u64)(instr >> 3) << 47) | (code & SP_PY_CODE_MASK) |
+	       (instr & 7);
+}
+static inline __u64 sp_py_frame_code(__u64 frame) { return frame & SP_PY_CODE_MASK; }
+static inline __u32 sp_py_frame_instr(__u64 frame)
+{
+	return (__u32)(((frame >> 47) & 0x7fff) << 3 | (frame & 7));
+}
+
 /* In a walked user stack, an interpreted frame is its Method* (fp[-3])
  * with this bit set instead of a pc in the interpreter: user addresses
  * never have it. */
@@ -87,6 +131,8 @@ struct sp_hotspot_info {
 #define SP_USTACK_TRUNCATED 2u    /* cut at SP_MAX_USER_DEPTH: the root side is missing */
 #define SP_USTACK_ANCHOR 4u       /* frames from anchor_index on were reached from the
 				   * thread's last Java frame (native part unwalkable) */
+#define SP_USTACK_PYTHON 8u       /* native frames from bpf_get_stack(), then the
+				   * thread's Python frames (SP_USTACK_PYTHON_TAG) */
 
 /* Stacks end every record that has them: ustack_bytes / 8 user addresses,
  * then kstack_bytes / 8 kernel addresses, each leaf first. A record is as

@@ -207,6 +207,16 @@ static void mark_known(void *ctx, pid_t pid)
 	bpf_sampler_mark_known(bpf->sampler, pid);
 }
 
+static void describe_python(void *ctx, pid_t pid, const struct sp_python_info *info)
+{
+	struct bpf_side *bpf = ctx;
+	int err = bpf_sampler_set_python(bpf->sampler, pid, info);
+
+	if (err)
+		sp_warn("pid %d: Python walker map: %s (native frames only)", (int)pid,
+			strerror(-err));
+}
+
 static void describe_jvm(void *ctx, pid_t pid, const struct sp_hotspot_info *info)
 {
 	struct bpf_side *bpf = ctx;
@@ -362,7 +372,8 @@ static int start(struct recording *r)
 		.opts = &r->opts, .output_dir = r->dir, .start_monotonic_ns = clock_ns(CLOCK_MONOTONIC),
 		.start_realtime_ns = clock_ns(CLOCK_REALTIME), .launch_monotonic_ns = r->launch_ns,
 		.resolve_delay_ns = RESOLVE_DELAY_NS, .on_new_process = mark_known,
-		.on_jvm = walk ? describe_jvm : NULL, .kernel = &r->kernel, .read_losses = read_losses,
+		.on_jvm = walk ? describe_jvm : NULL, .on_python = walk ? describe_python : NULL,
+		.kernel = &r->kernel, .read_losses = read_losses,
 	};
 	int err;
 

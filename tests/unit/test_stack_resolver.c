@@ -70,7 +70,8 @@ int main(void)
 	struct proc_symbolizer *self = r && page != MAP_FAILED ? stack_resolver_inspect(r, getpid())
 							       : NULL;
 	struct namer nm = { .jit = (uintptr_t)page };
-	struct user_names names = { self, name_jit, name_method, &nm };
+	struct user_names names = { .symbolizer = self, .name_jit = name_jit,
+				    .name_method = name_method, .jit_ctx = &nm };
 	static uint64_t user[DEPTH];
 	static struct frame out[STACK_MAX_FRAMES];
 	const struct stack_resolver_stats *st;

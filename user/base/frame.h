@@ -14,6 +14,7 @@ enum frame_type {
 	FRAME_JIT,           /* Java method compiled by the JIT */
 	FRAME_INLINED,       /* Java method inlined into a compiled caller */
 	FRAME_INTERPRETED,   /* Java method run by the interpreter */
+	FRAME_PYTHON,        /* Python function run by CPython: "name (file.py:line)" */
 	FRAME_TYPE_MAX,
 };
 

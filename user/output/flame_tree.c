@@ -64,7 +64,7 @@ int flame_frame_type(const char *s, size_t len, size_t *name_len)
 {
 	static const struct { char tag; int type; } suffixes[] = {
 		{ 'k', FRAME_KERNEL }, { 'j', FRAME_JIT }, { '1', FRAME_JIT },
-		{ 'i', FRAME_INLINED }, { '0', FRAME_INTERPRETED },
+		{ 'i', FRAME_INLINED }, { '0', FRAME_INTERPRETED }, { 'p', FRAME_PYTHON },
 	};
 
 	*name_len = len;

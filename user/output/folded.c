@@ -39,5 +39,7 @@ int folded_frame_text(char *buf, size_t len, size_t cap, const struct frame *fra
 
 	if (n >= 0 && frame->type == FRAME_KERNEL)
 		n = append_text(buf, (size_t)n, cap, "_[k]", 0);
+	else if (n >= 0 && frame->type == FRAME_PYTHON)
+		n = append_text(buf, (size_t)n, cap, "_[p]", 0);
 	return n;
 }

@@ -33,11 +33,12 @@ uint64_t pprof_string_id(struct pprof_strings *s, const char *str)
 const char *const pprof_type_files[FLAME_TYPES] = {
 	[FRAME_NATIVE] = "[native]", [FRAME_CPP] = "[c++]", [FRAME_KERNEL] = "[kernel]",
 	[FRAME_JIT] = "[jit]", [FRAME_INLINED] = "[inlined]",
-	[FRAME_INTERPRETED] = "[interpreted]", [FLAME_JAVA] = "[java]",
+	[FRAME_INTERPRETED] = "[interpreted]", [FRAME_PYTHON] = "[python]", [FLAME_JAVA] = "[java]",
 };
 const char *const pprof_type_suffixes[FLAME_TYPES] = {
 	[FRAME_NATIVE] = "", [FRAME_CPP] = "", [FRAME_KERNEL] = "_[k]", [FRAME_JIT] = "_[j]",
-	[FRAME_INLINED] = "_[i]", [FRAME_INTERPRETED] = "_[0]", [FLAME_JAVA] = "",
+	[FRAME_INLINED] = "_[i]", [FRAME_INTERPRETED] = "_[0]", [FRAME_PYTHON] = "_[p]",
+	[FLAME_JAVA] = "",
 };
 
 static void value_type(struct pb *b, unsigned field, struct pprof_strings *s, struct pb *msg,

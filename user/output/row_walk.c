@@ -51,7 +51,8 @@ void row_walk_free(struct row_walk *w)
 static int likeliest_type(uint8_t types)
 {
 	static const enum frame_type preference[] = { FRAME_JIT, FRAME_INLINED, FRAME_INTERPRETED,
-						      FRAME_KERNEL, FRAME_CPP, FRAME_NATIVE };
+						      FRAME_PYTHON, FRAME_KERNEL, FRAME_CPP,
+						      FRAME_NATIVE };
 
 	for (size_t i = 0; i < sizeof(preference) / sizeof(preference[0]); i++)
 		if (types & 1u << preference[i])

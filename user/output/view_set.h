@@ -15,6 +15,7 @@
 
 #include "output/sample_store.h"
 #include "output/store_file.h"
+#include "spark/stage_attribution.h"
 
 #define VIEW_ID_MAX 128
 #define VIEW_NAME_MAX 320
@@ -49,7 +50,7 @@ struct view_result {
 	uint64_t first_ns, last_ns;     /* its samples' times (0: none) */
 	uint64_t tasks;                 /* stages: distinct tasks seen; executors: tasks
 					 * whose names had no stage (Spark 2.2-3.0) */
-	uint64_t samples_by[3];         /* on-CPU samples by enum attribution_method */
+	uint64_t samples_by[ATTRIBUTION_METHOD_MAX]; /* on-CPU samples by enum attribution_method */
 	int errors[VIEW_FILES];         /* -errno of each file that failed */
 };
 

@@ -147,7 +147,7 @@ static void count(struct views *v, size_t i, const struct store_sample *s,
 	}
 	if (s->kind == SAMPLE_CPU) {
 		r->cpu_samples++;
-		if (l->attribution < 3)
+		if (l->attribution < ATTRIBUTION_METHOD_MAX)
 			r->samples_by[l->attribution]++;
 	} else {
 		r->off_cpu_events++;

@@ -16,6 +16,7 @@
 
 struct proc_symbolizer;
 struct java_process;
+struct python_process;
 struct executor;
 struct recorder;
 
@@ -31,6 +32,12 @@ struct process {
 	struct proc_symbolizer *symbolizer; /* symbols/; NULL when /proc could not be read */
 	struct java_process *java;  /* jvm/; NULL unless libjvm.so is mapped */
 	struct executor *executor;  /* spark/; NULL unless a Spark executor */
+	struct python_process *python; /* python/; NULL unless CPython we can walk */
+	pid_t served;               /* a PySpark worker or daemon: its executor's pid */
+	bool python_settled;        /* looked at for CPython: found, or never will be */
+	uint64_t last_python_check_ns; /* when a python process was last looked at */
+	uint64_t served_check_ns;   /* when its executor was last looked for */
+	uint64_t python_by[2];      /* samples attributed: sole task, epoch rule */
 	struct recorder *recorder;  /* whose it is: callbacks about it get the process */
 	uint64_t first_seen_ns;
 	uint64_t last_jvm_check_ns; /* when a "java" process was last checked for libjvm.so */

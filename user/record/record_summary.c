@@ -13,6 +13,7 @@
 #include "base/version.h"
 #include "jvm/java_process.h"
 #include "output/views.h"
+#include "python/python_process.h"
 #include "record/process_table.h"
 #include "record/record_summary.h"
 #include "sampler/kernel_features.h"
@@ -89,6 +90,40 @@ static void write_helper_log(struct json_writer *w, const struct jvm_helper_log_
 	write_uints(w, v, sizeof(v) / sizeof(v[0]));
 }
 
+/* A CPython process: its version, its Python frames named or not, and for
+ * a PySpark worker the executor it serves and how its samples found their
+ * stage. */
+static void write_python(struct json_writer *w, const struct process *p)
+{
+	struct python_process_stats ps;
+
+	python_process_stats(p->python, &ps);
+	json_key(w, "python");
+	json_begin_object(w);
+	json_key(w, "version");
+	json_string(w, python_process_version(p->python));
+	json_key(w, "frames_named");
+	json_uint(w, ps.frames_named);
+	json_key(w, "frames_unnamed");
+	json_uint(w, ps.frames_unnamed);
+	json_key(w, "code_objects_read");
+	json_uint(w, ps.code_objects);
+	if (p->served) {
+		json_key(w, "serves_executor_pid");
+		json_int(w, p->served);
+		json_key(w, "root_frame");
+		json_string(w, p->label);
+		json_key(w, "samples_by_attribution");
+		json_begin_object(w);
+		json_key(w, attribution_method_name(ATTRIBUTED_SOLE_TASK));
+		json_uint(w, p->python_by[0]);
+		json_key(w, attribution_method_name(ATTRIBUTED_WORKER_EPOCH));
+		json_uint(w, p->python_by[1]);
+		json_end_object(w);
+	}
+	json_end_object(w);
+}
+
 static int write_process(struct process *p, void *ctx)
 {
 	struct json_writer *w = ctx;
@@ -125,6 +160,8 @@ static int write_process(struct process *p, void *ctx)
 		json_key(w, "thread_bytes");
 		json_uint(w, java_process_thread_memory(p->java));
 	}
+	if (p->python)
+		write_python(w, p);
 	if (p->executor) {
 		json_key(w, "spark_executor");
 		json_string(w, executor_identity(p->executor)->executor_id);
@@ -311,6 +348,7 @@ static void write_memory(struct json_writer *w, const struct record_memory *m)
 	const struct { const char *key; uint64_t bytes; } parts[] = {
 		{ "sample_store", m->store.memory }, { "jit", m->jit },
 		{ "thread_histories", m->threads },  { "stage_attribution", m->stages },
+		{ "python", m->python },
 		{ "address_names", m->address_names }, { "elf_symbols", m->elf_symbols },
 		{ "kernel_symbols", m->kernel_symbols }, { "queued_records", m->queued },
 	};

@@ -29,6 +29,7 @@ struct record_memory {
 	size_t jit_names;            /* the names, of jit */
 	size_t threads;              /* JVMs' thread histories and their names */
 	size_t stages;               /* executors' stage counters and thread states */
+	size_t python;               /* CPython processes' code objects and frame names */
 	size_t address_names;        /* each process's addresses named so far */
 	size_t elf_symbols, kernel_symbols;
 	size_t symbol_files;         /* binaries the symbol cache holds: mapped by processes,

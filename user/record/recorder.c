@@ -20,7 +20,9 @@
 #include "output/sample_store.h"
 #include "output/views.h"
 #include "proc/proc_status.h"
+#include "python/python_process.h"
 #include "record/process_table.h"
+#include "record/python_procs.h"
 #include "record/record_summary.h"
 #include "record/recorder.h"
 #include "record/run_index.h"
@@ -174,6 +176,7 @@ static void release_process(struct process *p, void *ctx)
 	(void)ctx;
 	proc_symbolizer_free(p->symbolizer);
 	java_process_free(p->java);
+	python_process_free(p->python);
 	executor_free(p->executor);
 }
 
@@ -274,6 +277,8 @@ static void inspect_process(struct recorder *rec, struct process *p)
 	/* A JVM maps libjvm.so; its anonymous executable memory is JIT code. */
 	if (p->symbolizer && proc_symbolizer_maps_file(p->symbolizer, "libjvm.so"))
 		become_jvm(rec, p);
+	else
+		python_procs_look(p, monotonic_ns(), rec->cfg.on_python, rec->cfg.ctx);
 	/* The ELF files last: a JVM's walker is on before its libraries load. */
 	if (p->symbolizer)
 		proc_symbolizer_load_files(p->symbolizer);
@@ -297,6 +302,8 @@ int recorder_on_record(void *ctx, const void *data, size_t size)
 		process_table_retire(rec->processes, (pid_t)hdr->tgid);
 		if (rec->cfg.on_jvm)
 			rec->cfg.on_jvm(rec->cfg.ctx, (pid_t)hdr->tgid, NULL);
+		if (rec->cfg.on_python)
+			rec->cfg.on_python(rec->cfg.ctx, (pid_t)hdr->tgid, NULL);
 		return 0;
 	}
 	if (size < sizeof(*hdr) ||
@@ -407,6 +414,8 @@ static int poll_jvm(struct process *p, void *ctx)
 
 	if (p->released)
 		return 0;
+	if (!p->python_settled)
+		python_procs_look(p, now, pc->rec->cfg.on_python, pc->rec->cfg.ctx);
 	if (p->java) {
 		struct sp_hotspot_info info;
 
@@ -440,6 +449,8 @@ static void label_sample(struct recorder *rec, struct process *p, const struct r
 	struct task_thread_name t;
 
 	process_labels(p, s, l);
+	if (p->python && python_procs_label(rec->processes, p, s, l))
+		return;
 	if (!p->executor || !executor_selected(p->executor))
 		return;
 	stage = executor_sample_stage(p->executor, s);
@@ -486,6 +497,10 @@ static void file_record(struct recorder *rec, const struct pending_record *pr)
 		if (p->executor)
 			helper_idle = java_process_thread_idle(p->java, s.ns_tid,
 								 sample_lookup_time(&s));
+	} else if (p->python) {
+		names.name_python = python_process_name_frame;
+		names.in_interpreter = python_process_in_interpreter;
+		names.python_ctx = p->python;
 	}
 	s.root_label = p->label;
 	/* Slot 0 is kept for the idle marker below. */
@@ -546,11 +561,14 @@ static int release_exited(struct process *p, void *ctx)
 		/* Its slot in the walker's map is free for the next JVM. */
 		if (p->java && sc->rec->cfg.on_jvm)
 			sc->rec->cfg.on_jvm(sc->rec->cfg.ctx, p->pid, NULL);
+		if (p->python && sc->rec->cfg.on_python)
+			sc->rec->cfg.on_python(sc->rec->cfg.ctx, p->pid, NULL);
 	}
 	proc_symbolizer_free(p->symbolizer);
 	p->symbolizer = NULL;
 	if (p->java)
 		java_process_release(p->java);
+	python_process_release(p->python);
 	p->released = true;
 	return 0;
 }
@@ -590,6 +608,12 @@ static int add_process_memory(struct process *p, void *ctx)
 	m->jit_names += names;
 	m->threads += p->java ? java_process_thread_memory(p->java) : 0;
 	m->stages += p->executor ? executor_stages_memory(p->executor) : 0;
+	if (p->python) {
+		struct python_process_stats ps;
+
+		python_process_stats(p->python, &ps);
+		m->python += ps.memory;
+	}
 	m->address_names += p->symbolizer ? proc_symbolizer_memory(p->symbolizer) : 0;
 	return 0;
 }

@@ -40,6 +40,8 @@ struct recorder_config {
 	/* Called when a JVM is found whose stacks the BPF walker can walk
 	 * (info), and with NULL when that pid runs another program. */
 	void (*on_jvm)(void *ctx, pid_t pid, const struct sp_hotspot_info *info);
+	/* The same for a CPython process the Python walker can walk. */
+	void (*on_python)(void *ctx, pid_t pid, const struct sp_python_info *info);
 	void *ctx;
 	struct drain_thread *drain;     /* feeds the recorder (for memory figures); or NULL */
 	/* Reads the ring buffer's use so far and the records the drain thread

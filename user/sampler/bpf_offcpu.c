@@ -67,6 +67,8 @@ struct bpf_offcpu *bpf_offcpu_open(const struct bpf_sampler_fds *fds,
 		err = reuse_map(o->skel->maps.known_tgids, fds->known_tgids);
 	if (!err)
 		err = reuse_map(o->skel->maps.hotspot_jvms, fds->hotspot_jvms);
+	if (!err)
+		err = reuse_map(o->skel->maps.python_procs, fds->python_procs);
 	if (err)
 		goto fail;
 	err = bpf_load_skeleton(o->skel->skeleton, "the BPF off-CPU tracer", opts->kernel->release);

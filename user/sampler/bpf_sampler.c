@@ -245,6 +245,16 @@ int bpf_sampler_set_hotspot(struct bpf_sampler *s, pid_t tgid, const struct sp_h
 	return bpf_map_delete_elem(fd, &key) && errno != ENOENT ? -errno : 0;
 }
 
+int bpf_sampler_set_python(struct bpf_sampler *s, pid_t tgid, const struct sp_python_info *info)
+{
+	__u32 key = (__u32)tgid;
+	int fd = bpf_map__fd(s->skel->maps.python_procs);
+
+	if (info)
+		return bpf_map_update_elem(fd, &key, info, BPF_ANY) ? -errno : 0;
+	return bpf_map_delete_elem(fd, &key) && errno != ENOENT ? -errno : 0;
+}
+
 int bpf_sampler_poll(struct bpf_sampler *s, int timeout_ms)
 {
 	struct epoll_event event;
@@ -297,5 +307,6 @@ void bpf_sampler_shared_fds(const struct bpf_sampler *s, struct bpf_sampler_fds 
 	fds->target_tgids = bpf_map__fd(s->skel->maps.target_tgids);
 	fds->known_tgids = bpf_map__fd(s->skel->maps.known_tgids);
 	fds->hotspot_jvms = bpf_map__fd(s->skel->maps.hotspot_jvms);
+	fds->python_procs = bpf_map__fd(s->skel->maps.python_procs);
 }
 

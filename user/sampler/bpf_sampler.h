@@ -51,6 +51,10 @@ int bpf_sampler_mark_known(struct bpf_sampler *sampler, pid_t tgid);
  * exec); its user stacks are walked as HotSpot stacks from then on. */
 int bpf_sampler_set_hotspot(struct bpf_sampler *sampler, pid_t tgid,
 			    const struct sp_hotspot_info *info);
+/* Describes tgid's CPython interpreter (NULL: forget it): its threads'
+ * Python frames are walked from then on. */
+int bpf_sampler_set_python(struct bpf_sampler *sampler, pid_t tgid,
+			   const struct sp_python_info *info);
 
 /* Waits up to timeout_ms for records, then consumes everything available.
  * Returns the number of records handled or -errno (-EINTR is not an error). */
@@ -69,9 +73,9 @@ void bpf_sampler_ring_use(const struct bpf_sampler *sampler, struct ring_use *us
 int bpf_sampler_counters(struct bpf_sampler *sampler, uint64_t counters[SP_CNT_MAX]);
 
 /* Map fds that other BPF objects reuse: ring buffer, counters, targets,
- * known processes, JVM layouts. */
+ * known processes, JVM and CPython layouts. */
 struct bpf_sampler_fds {
-	int events, counters, target_tgids, known_tgids, hotspot_jvms;
+	int events, counters, target_tgids, known_tgids, hotspot_jvms, python_procs;
 };
 void bpf_sampler_shared_fds(const struct bpf_sampler *sampler, struct bpf_sampler_fds *fds);
 #endif

@@ -168,6 +168,18 @@ bool executor_runs_task(const char *name, int helper_idle)
 	return (kind == TASK_THREAD_TASK || kind == TASK_THREAD_TASK_TID) && helper_idle != 1;
 }
 
+struct stage_attribution_result executor_served_stage(struct executor *e,
+						      const struct resolved_sample *s,
+						      int64_t *task)
+{
+	struct stage_attribution_result result = { stage_key_none(), ATTRIBUTED_WORKER_EPOCH };
+
+	*task = -1;
+	if (e->attribution)
+		stage_attribution_served(e->attribution, sample_lookup_time(s), &result, task);
+	return result;
+}
+
 struct stage_attribution_result executor_sample_stage(struct executor *e,
 						      const struct resolved_sample *s)
 {

@@ -62,6 +62,12 @@ bool executor_idle_task_thread(const char *name, int helper_idle);
 /* Whether a thread named name runs a task (a task name, and not idle). */
 bool executor_runs_task(const char *name, int helper_idle);
 
+/* The stage and Spark TID (-1: none) of a sample s of a process serving
+ * selected executor e (a Python worker): stage_attribution_served. */
+struct stage_attribution_result executor_served_stage(struct executor *e,
+						      const struct resolved_sample *s,
+						      int64_t *task);
+
 /* The stage of a selected executor's sample s. */
 struct stage_attribution_result executor_sample_stage(struct executor *e,
 						      const struct resolved_sample *s);

@@ -63,6 +63,8 @@ const char *attribution_method_name(enum attribution_method m)
 	case ATTRIBUTED_THREAD_NAME: return "thread-name";
 	case ATTRIBUTED_EPOCH: return "epoch";
 	case ATTRIBUTED_TID_ONLY: return "tid-only-epoch";
+	case ATTRIBUTED_SOLE_TASK: return "python-sole-task";
+	case ATTRIBUTED_WORKER_EPOCH: return "python-epoch";
 	default: return "unknown";
 	}
 }
@@ -333,6 +335,43 @@ void stage_attribution_sample(struct stage_attribution *sa, uint64_t ts, pid_t t
 			      struct stage_attribution_result *out)
 {
 	attribute(sa, ts, tid, name, len, out);
+}
+
+struct sole_task_ctx {
+	uint64_t ts;
+	unsigned running;
+	struct stage_key stage;
+	int64_t task;
+};
+
+static int count_running(const char *key, void *value, void *ctx)
+{
+	const struct thread_state *st = state_at(value, ((struct sole_task_ctx *)ctx)->ts);
+	struct sole_task_ctx *c = ctx;
+
+	(void)key;
+	if (!st || !st->running || (st->kind != TASK_THREAD_TASK && st->kind != TASK_THREAD_TASK_TID))
+		return 0;
+	c->stage = st->stage;
+	c->task = st->spark_tid;
+	return ++c->running > 1; /* a second one: no sole task */
+}
+
+void stage_attribution_served(struct stage_attribution *sa, uint64_t ts,
+			      struct stage_attribution_result *out, int64_t *task)
+{
+	struct sole_task_ctx c = { .ts = ts, .task = -1 };
+
+	strmap_foreach(sa->threads, count_running, &c);
+	if (c.running == 1 && !stage_key_is_none(c.stage)) {
+		out->stage = c.stage;
+		out->how = ATTRIBUTED_SOLE_TASK;
+		*task = c.task;
+		return;
+	}
+	out->stage = stage_epoch_stage_at(sa->epoch, ts);
+	out->how = ATTRIBUTED_WORKER_EPOCH;
+	*task = -1;
 }
 
 struct forget_ctx {

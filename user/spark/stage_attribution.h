@@ -43,10 +43,12 @@ enum attribution_method {
 	ATTRIBUTED_EPOCH,           /* epoch rule: non-task thread or epoch mode */
 	ATTRIBUTED_TID_ONLY,        /* epoch rule: a task thread whose name has only
 				     * the TID (Spark 2.2-3.0) */
+	ATTRIBUTED_SOLE_TASK,       /* a Python worker: the one task its executor ran */
+	ATTRIBUTED_WORKER_EPOCH,    /* a Python worker: epoch rule (none or several ran) */
 	ATTRIBUTION_METHOD_MAX,
 };
 
-/* "thread-name", "epoch", "tid-only-epoch" */
+/* "thread-name", "epoch", "tid-only-epoch", "python-sole-task", "python-epoch" */
 const char *attribution_method_name(enum attribution_method m);
 
 struct stage_attribution_result {
@@ -78,6 +80,13 @@ int stage_attribution_thread_exit(struct stage_attribution *sa, uint64_t ts, pid
 void stage_attribution_sample(struct stage_attribution *sa, uint64_t ts, pid_t tid,
 			      const char *name, size_t len,
 			      struct stage_attribution_result *out);
+
+/* A sample of a process that serves the executor (a Python worker): the
+ * stage and Spark TID of the one task running at ts, how ATTRIBUTED_SOLE_TASK;
+ * when none or several run, the epoch rule's stage and task -1, how
+ * ATTRIBUTED_WORKER_EPOCH. */
+void stage_attribution_served(struct stage_attribution *sa, uint64_t ts,
+			      struct stage_attribution_result *out, int64_t *task);
 
 /* Forgets what threads did more than 120 s before now_ns (but the state
  * then in force), and the threads that had ended by then, giving back

@@ -21,6 +21,8 @@ enum frame_outcome {
 	JIT_UNKNOWN,
 	METHOD_NAMED,
 	METHOD_UNKNOWN,
+	PYTHON_NAMED,
+	PYTHON_UNKNOWN,
 };
 
 /* User frames already named in the stack being resolved: a recursion
@@ -158,6 +160,12 @@ static void count_outcome(struct stack_resolver_stats *s, enum frame_outcome o)
 	case METHOD_NAMED:
 		s->interpreted_frames++;
 		break;
+	case PYTHON_UNKNOWN:
+		s->python_unknown++;
+		/* fall through */
+	case PYTHON_NAMED:
+		s->python_frames++;
+		break;
 	}
 }
 
@@ -191,6 +199,22 @@ static struct frame resolve_method(const struct user_names *names, uint64_t meth
 		return f;
 	*outcome = METHOD_UNKNOWN;
 	return interpreter_frame;
+}
+
+static const struct frame python_frame = { "[python]", FRAME_PYTHON };
+
+/* A Python frame the walker recorded: its function, or "[python]" when its
+ * code object cannot be read. */
+static struct frame resolve_python(const struct user_names *names, uint64_t frame, uint64_t ts,
+				   enum frame_outcome *outcome)
+{
+	struct frame f;
+
+	*outcome = PYTHON_NAMED;
+	if (names->name_python && names->name_python(names->python_ctx, frame, ts, &f) == 1)
+		return f;
+	*outcome = PYTHON_UNKNOWN;
+	return python_frame;
 }
 
 /* ELF code is looked up by the call instruction (return address - 1), JIT
@@ -239,7 +263,7 @@ size_t stack_resolver_resolve(struct stack_resolver *r, const struct user_names 
 			      uint64_t ts, const uint64_t *kernel, size_t nkernel,
 			      const uint64_t *user, size_t nuser, struct frame *out, size_t max)
 {
-	bool last_unknown = false;
+	bool last_unknown = false, past_interpreter = false;
 	size_t n = 0;
 
 	if (nkernel && r->loading)
@@ -273,6 +297,8 @@ size_t stack_resolver_resolve(struct stack_resolver *r, const struct user_names 
 		enum frame_outcome outcome;
 		size_t start = n;
 
+		if (past_interpreter && !(user[i] & SP_USTACK_PYTHON_TAG))
+			continue;
 		/* The innermost frame is looked up differently (not a return
 		 * address): it is never memoized. */
 		if (i > 0 && m->stack == r->stacks && m->addr == user[i] && m->count <= max - n) {
@@ -282,10 +308,18 @@ size_t stack_resolver_resolve(struct stack_resolver *r, const struct user_names 
 			last_unknown = false; /* unnamed native frames are not memoized */
 			continue;
 		}
-		if (user[i] & SP_USTACK_METHOD_TAG)
+		if (user[i] & SP_USTACK_METHOD_TAG) {
 			out[n++] = resolve_method(names, user[i] & ~SP_USTACK_METHOD_TAG, &outcome);
-		else
+		} else if (user[i] & SP_USTACK_PYTHON_TAG) {
+			out[n++] = resolve_python(names, user[i], ts, &outcome);
+			past_interpreter = false;
+		} else {
 			n += resolve_user(names, user[i], i > 0, ts, out + n, max - n, &outcome);
+			/* CPython has no frame pointers: what follows its
+			 * first frame up to the Python frames is noise. */
+			past_interpreter = names->in_interpreter &&
+					   names->in_interpreter(names->python_ctx, user[i]);
+		}
 		/* Native frames that cannot be named one after another are a
 		 * walk through data (code without frame pointers): one
 		 * [unknown], not a column of them. */

@@ -29,6 +29,7 @@ struct stack_resolver_stats {
 	uint64_t user_frames, user_unknown;
 	uint64_t jit_frames, jit_unknown; /* addresses in anonymous executable memory */
 	uint64_t interpreted_frames, interpreted_unknown; /* methods the walker recorded */
+	uint64_t python_frames, python_unknown; /* code objects the Python walker recorded */
 };
 
 struct stack_resolver;
@@ -70,6 +71,13 @@ struct user_names {
 	 * 1, or 0 when unknown. NULL: no interpreted frames expected. */
 	int (*name_method)(void *ctx, uint64_t method, struct frame *out);
 	void *jit_ctx;
+	/* Names a Python frame (SP_USTACK_PYTHON_TAG) as of ts: 1, or 0 when
+	 * unknown. NULL: not a Python process. */
+	int (*name_python)(void *ctx, uint64_t frame, uint64_t ts, struct frame *out);
+	/* Whether a native address is the Python interpreter's own code:
+	 * native frames after it, up to the next Python frame, are dropped. */
+	bool (*in_interpreter)(void *ctx, uint64_t addr);
+	void *python_ctx;
 };
 
 /* Names one sample's stack, leaf first: kernel frames, then user frames.

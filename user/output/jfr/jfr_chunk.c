@@ -36,6 +36,7 @@ static const char *const frame_type_names[JFR_FRAME_TYPE_COUNT] = {
 	[JFR_FRAME_NATIVE] = "Native",
 	[JFR_FRAME_CPP] = "C++",
 	[JFR_FRAME_KERNEL] = "Kernel",
+	[JFR_FRAME_PYTHON] = "Python",
 };
 
 static const char *const thread_state_names[JFR_STATE_COUNT] = {
@@ -54,6 +55,7 @@ static const uint8_t frame_type_key[FRAME_TYPE_MAX] = {
 	[FRAME_JIT] = JFR_FRAME_JIT,
 	[FRAME_INLINED] = JFR_FRAME_INLINED,
 	[FRAME_INTERPRETED] = JFR_FRAME_INTERPRETED,
+	[FRAME_PYTHON] = JFR_FRAME_PYTHON,
 };
 
 struct jfr_chunk {

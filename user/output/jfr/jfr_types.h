@@ -46,7 +46,7 @@ enum jfr_type_id {
 	JFR_ANNOTATION_DESCRIPTION = 211,
 };
 
-/* jdk.types.FrameType keys (HotSpot's 0-3, async-profiler's 4-5). */
+/* jdk.types.FrameType keys (HotSpot's 0-3, async-profiler's 4-6, ours 7). */
 enum jfr_frame_type_key {
 	JFR_FRAME_INTERPRETED = 0,
 	JFR_FRAME_JIT = 1,
@@ -54,6 +54,8 @@ enum jfr_frame_type_key {
 	JFR_FRAME_NATIVE = 3,
 	JFR_FRAME_CPP = 4,
 	JFR_FRAME_KERNEL = 5,
+	JFR_FRAME_C1 = 6,           /* async-profiler's C1-compiled: never written */
+	JFR_FRAME_PYTHON = 7,
 	JFR_FRAME_TYPE_COUNT,
 };
 

@@ -3,10 +3,10 @@
 // format in docs/flame.md) on a canvas. No network, no libraries.
 (function () {
   const ROW = 16, MAX_ROWS = 2000;
-  const TYPES = ['native', 'C++ (JVM)', 'kernel', 'JIT', 'inlined', 'interpreted', 'Java'];
+  const TYPES = ['native', 'C++ (JVM)', 'kernel', 'JIT', 'inlined', 'interpreted', 'Python', 'Java'];
   const STATES = { '[on CPU]': [45, 90, 60], '[preempted]': [330, 60, 72], '[sleeping]': [210, 60, 78],
     '[uninterruptible]': [0, 75, 45], '[other state]': [0, 0, 75] };
-  const HUES = [[30, 85, 62], [52, 70, 55], [0, 65, 62], [120, 45, 55], [175, 55, 52], [265, 45, 70], [100, 35, 62]];
+  const HUES = [[30, 85, 62], [52, 70, 55], [0, 65, 62], [120, 45, 55], [175, 55, 52], [265, 45, 70], [205, 60, 62], [100, 35, 62]];
   const diff = DATA.mode === 'diff', timed = DATA.unit_ns > 0;
   const T0 = DATA.total[0] || 1, T1 = DATA.total[1] || 1;
   const $ = id => document.getElementById(id);
