@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "jvm/hotspot.h"
 #include "jvm/jvm_process.h"
+#include "python/python_scan.h"
 #include "sampler/kernel_features.h"
 #include "spark/spark_executor.h"
 
@@ -24,7 +25,10 @@ static void usage(FILE *out)
 		"whether the sparkprof helper is loaded, whether the JVM runs with\n"
 		"-XX:+PreserveFramePointer (without it Java stacks break), and its main\n"
 		"class or jar; for Spark executors, the application and executor ids\n"
-		"(APP '?' when a local-mode driver's id is made inside the JVM). When\n"
+		"(APP '?' when a local-mode driver's id is made inside the JVM), with the\n"
+		"Python processes each JVM started (a PySpark executor's daemon and\n"
+		"workers): their CPython version and whether their Python frames can be\n"
+		"walked; then the other Python processes. When\n"
 		"this kernel lacks part of what sparkprof uses, a line on standard error\n"
 		"says what is reduced.\n"
 		"\n"
@@ -127,7 +131,43 @@ static struct jvm_row *describe_jvms(const struct jvm_info *jvms, size_t n, bool
 	return rows;
 }
 
-static void print_table(const struct jvm_info *jvms, const struct jvm_row *rows, size_t n)
+/* Whether Python process s serves JVM pid (pid among its ancestors). */
+static bool serves(const struct python_seen *s, pid_t pid)
+{
+	for (int i = 0; i < PYTHON_SCAN_ANCESTORS; i++)
+		if (s->ancestors[i] == pid)
+			return true;
+	return false;
+}
+
+static const char *python_role(const struct python_seen *s, pid_t jvm)
+{
+	if (s->daemon && s->ancestors[0] == jvm)
+		return "pyspark daemon";
+	return "python worker";
+}
+
+/* Python processes under the JVM that started them (a PySpark executor's
+ * daemon and workers); jvm 0: those no listed JVM started. */
+static void print_pythons(const struct python_seen *py, size_t npy, pid_t jvm,
+			  const struct jvm_info *jvms, size_t n)
+{
+	for (size_t i = 0; i < npy; i++) {
+		const struct python_seen *s = &py[i];
+		bool under_any = false;
+
+		for (size_t k = 0; !jvm && k < n; k++)
+			under_any |= serves(s, jvms[k].pid);
+		if (jvm ? !serves(s, jvm) : under_any)
+			continue;
+		printf("%s%-8d %-15s %-8s %s\n", jvm ? "  └ " : "", (int)s->pid,
+		       jvm ? python_role(s, jvm) : "python", s->version[0] ? s->version : "?",
+		       s->walkable ? "python frames" : "native frames only (version or build unknown)");
+	}
+}
+
+static void print_table(const struct jvm_info *jvms, const struct jvm_row *rows, size_t n,
+			const struct python_seen *py, size_t npy)
 {
 	printf("%-8s %-12s %-4s %-6s %-3s %-8s %-24s %-8s %s\n", "PID", "USER", "JDK", "HELPER",
 	       "FP", "WALK", "APP", "EXECUTOR", "MAIN");
@@ -147,6 +187,11 @@ static void print_table(const struct jvm_info *jvms, const struct jvm_row *rows,
 		       j->helper_loaded ? "loaded" : "-", fp_text(&j->flags), rows[i].walk,
 		       !executor ? "-" : e->app_id_known && e->app_id[0] ? e->app_id : "?",
 		       executor && e->executor_id[0] ? e->executor_id : "-", main);
+		print_pythons(py, npy, j->pid, jvms, n);
+	}
+	if (npy) {
+		printf("\nPython processes no JVM started:\n");
+		print_pythons(py, npy, 0, jvms, n);
 	}
 }
 
@@ -171,7 +216,30 @@ static void json_spark(struct json_writer *w, const struct spark_executor *e)
 	json_end_object(w);
 }
 
-static void print_json(const struct jvm_info *jvms, const struct jvm_row *rows, size_t n)
+static void json_pythons(struct json_writer *w, const struct python_seen *py, size_t npy,
+			 pid_t jvm)
+{
+	json_key(w, "python");
+	json_begin_array(w);
+	for (size_t i = 0; i < npy; i++) {
+		if (!serves(&py[i], jvm))
+			continue;
+		json_begin_object(w);
+		json_key(w, "pid");
+		json_int(w, py[i].pid);
+		json_key(w, "role");
+		json_string(w, python_role(&py[i], jvm));
+		json_key(w, "version");
+		json_string(w, py[i].version[0] ? py[i].version : NULL);
+		json_key(w, "walkable");
+		json_bool(w, py[i].walkable);
+		json_end_object(w);
+	}
+	json_end_array(w);
+}
+
+static void print_json(const struct jvm_info *jvms, const struct jvm_row *rows, size_t n,
+		       const struct python_seen *py, size_t npy)
 {
 	struct json_writer w;
 
@@ -212,6 +280,7 @@ static void print_json(const struct jvm_info *jvms, const struct jvm_row *rows, 
 		json_key(&w, "main_kind");
 		json_string(&w, main_kind_name(j->cmdline.main_kind));
 		json_spark(&w, &rows[i].executor);
+		json_pythons(&w, py, npy, j->pid);
 		json_end_object(&w);
 	}
 	json_end_array(&w);
@@ -250,6 +319,8 @@ int cmd_list(int argc, char **argv)
 	};
 	struct jvm_info *jvms;
 	struct jvm_row *rows;
+	struct python_seen *py = NULL;
+	size_t npy = 0;
 	struct kernel_features kernel;
 	char line[1024];
 	size_t n;
@@ -289,12 +360,15 @@ int cmd_list(int argc, char **argv)
 		free(jvms);
 		return 1;
 	}
+	if (python_scan(&py, &npy))
+		npy = 0;
 	if (json) {
-		print_json(jvms, rows, n);
+		print_json(jvms, rows, n, py, npy);
 	} else {
-		print_table(jvms, rows, n);
+		print_table(jvms, rows, n, py, npy);
 		warn_no_frame_pointer(jvms, n);
 	}
+	free(py);
 	free(rows);
 	free(jvms);
 	return 0;
