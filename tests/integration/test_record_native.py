@@ -230,6 +230,16 @@ def test_command_mode_profiles_the_command_until_it_exits(tmp_path):
     assert "wrote" in proc.stderr
 
 
+def test_anonymous_code_of_any_process_is_named_by_its_perf_map(tmp_path):
+    """A process that is not a JVM and runs code it made (CPython with -X
+    perf, node): its /tmp/perf-PID.map names that code."""
+    proc = record(tmp_path, "-F", 999, "--", os.path.join("build", "progs", "anon_code"), 2)
+    stacks = read_folded(tmp_path / "all.folded")
+    total = sum(stacks.values())
+    named = sum(n for s, n in stacks.items() if "anon_spin" in s.split(";"))
+    assert total > 100 and named >= 0.9 * total, (named, total, proc.stderr)
+
+
 def test_sigint_still_writes_what_was_recorded(tmp_path):
     prog, pid = start_prog("hot_functions", 8)
     rec = subprocess.Popen([SPARKPROF, "record", "-o", str(tmp_path), "-F", "999", "-p", str(pid)],

@@ -17,6 +17,7 @@
 struct proc_symbolizer;
 struct java_process;
 struct python_process;
+struct perf_map;
 struct executor;
 struct recorder;
 
@@ -33,6 +34,8 @@ struct process {
 	struct java_process *java;  /* jvm/; NULL unless libjvm.so is mapped */
 	struct executor *executor;  /* spark/; NULL unless a Spark executor */
 	struct python_process *python; /* python/; NULL unless CPython we can walk */
+	struct perf_map *perf_map;  /* not a JVM: the perf map it writes, if any */
+	uint64_t perf_map_read_ns;  /* when it was last read */
 	pid_t served;               /* a PySpark worker or daemon: its executor's pid */
 	bool python_settled;        /* looked at for CPython: found, or never will be */
 	uint64_t last_python_check_ns; /* when a python process was last looked at */

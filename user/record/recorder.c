@@ -21,6 +21,7 @@
 #include "output/views.h"
 #include "proc/proc_status.h"
 #include "python/python_process.h"
+#include "record/process_perf_map.h"
 #include "record/process_table.h"
 #include "record/python_procs.h"
 #include "record/record_summary.h"
@@ -80,6 +81,7 @@ struct recorder {
 	struct stack_resolver *resolver;
 	struct sample_store *store;         /* every sample, labelled */
 	struct executor_stages *executors;
+	struct perf_map_names *perf_map_names; /* what processes' perf maps named */
 	struct pending_record *head, *tail;
 	struct fifo_arena *pending;         /* where head..tail live */
 	struct frame *frames;
@@ -150,7 +152,8 @@ struct recorder *recorder_new(const struct recorder_config *cfg)
 		goto fail;
 	}
 	rec->executors = executor_stages_new(&executors);
-	if (!rec->executors || !(rec->store = open_store(cfg)))
+	rec->perf_map_names = perf_map_names_new();
+	if (!rec->executors || !rec->perf_map_names || !(rec->store = open_store(cfg)))
 		goto fail;
 	if (cfg->read_losses && cfg->ctx)
 		cfg->read_losses(cfg->ctx, &rec->ring, &rec->dropped_at_start);
@@ -177,6 +180,7 @@ static void release_process(struct process *p, void *ctx)
 	proc_symbolizer_free(p->symbolizer);
 	java_process_free(p->java);
 	python_process_free(p->python);
+	process_perf_map_release(p);
 	executor_free(p->executor);
 }
 
@@ -188,6 +192,7 @@ void recorder_free(struct recorder *rec)
 	if (rec->processes)
 		process_table_free(rec->processes, release_process, NULL);
 	executor_stages_free(rec->executors);
+	perf_map_names_free(rec->perf_map_names);
 	sample_store_free(rec->store);
 	stack_resolver_free(rec->resolver);
 	free(rec->frames);
@@ -479,6 +484,7 @@ static void file_record(struct recorder *rec, const struct pending_record *pr)
 	};
 
 	struct user_names names = { .symbolizer = p->symbolizer };
+	struct perf_map_ctx perf_map = { rec->perf_map_names, p };
 	struct sample_labels labels;
 	uint64_t unknown_before = stack_resolver_get_stats(rec->resolver)->user_unknown;
 	int helper_idle = -1;
@@ -497,7 +503,11 @@ static void file_record(struct recorder *rec, const struct pending_record *pr)
 		if (p->executor)
 			helper_idle = java_process_thread_idle(p->java, s.ns_tid,
 								 sample_lookup_time(&s));
-	} else if (p->python) {
+	} else {
+		names.name_jit = process_perf_map_name;
+		names.jit_ctx = &perf_map;
+	}
+	if (p->python) {
 		names.name_python = python_process_name_frame;
 		names.in_interpreter = python_process_in_interpreter;
 		names.python_ctx = p->python;
@@ -569,6 +579,7 @@ static int release_exited(struct process *p, void *ctx)
 	if (p->java)
 		java_process_release(p->java);
 	python_process_release(p->python);
+	process_perf_map_release(p);
 	p->released = true;
 	return 0;
 }
@@ -628,6 +639,7 @@ static void measure_memory(const struct recorder *rec, struct record_memory *m)
 		m->rss_kib = st.vm_rss_kib;
 	sample_store_stats(rec->store, &m->store);
 	process_table_foreach(rec->processes, add_process_memory, m);
+	m->address_names += perf_map_names_memory(rec->perf_map_names);
 	m->elf_symbols = stack_resolver_memory(rec->resolver, &m->kernel_symbols);
 	binary_cache_get_stats(stack_resolver_binaries(rec->resolver), &bs);
 	m->symbol_files = bs.held;

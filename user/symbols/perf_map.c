@@ -64,6 +64,9 @@ static enum frame_type type_of(const char *name)
 {
 	if (!strcmp(name, "Interpreter"))
 		return FRAME_INTERPRETED;
+	/* CPython 3.12+ with -X perf: "py::qualname:file.py" */
+	if (!strncmp(name, "py::", 4))
+		return FRAME_PYTHON;
 	/* Java methods: "pkg/Cls.m", "int java.lang.String.hashCode()",
 	 * "Ljava/lang/String;::hashCode". */
 	if (strstr(name, "::") || (strchr(name, '.') && (!strchr(name, ' ') || strchr(name, '('))))

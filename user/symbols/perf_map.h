@@ -1,6 +1,7 @@
-/* perf_map.h - a plain /tmp/perf-PID.map, for JVMs without the sparkprof
+/* perf_map.h - a plain /tmp/perf-PID.map: for JVMs without the sparkprof
  * helper (perf-map-agent, `jcmd PID Compiler.perfmap`, or the helper's own
- * map read by someone else).
+ * map read by someone else), and for any other process that writes one
+ * (CPython 3.12+ with -X perf, node --perf-basic-prof).
  *
  * Lines are "START SIZE name" in hex, with or without 0x.  A map is one
  * snapshot without times: when entries overlap (append-only writers after
@@ -33,8 +34,9 @@ struct perf_map *perf_map_open(pid_t pid);
 void perf_map_free(struct perf_map *map);
 
 /* Names addr: 1 and *out filled (name valid until perf_map_free; type
- * FRAME_INTERPRETED for "Interpreter", FRAME_JIT for names that look like
- * Java methods, FRAME_NATIVE for other stubs), or 0. */
+ * FRAME_INTERPRETED for "Interpreter", FRAME_PYTHON for CPython's "py::"
+ * entries, FRAME_JIT for names that look like Java methods, FRAME_NATIVE for
+ * other stubs), or 0. */
 int perf_map_lookup(const struct perf_map *map, uint64_t addr, struct frame *out);
 
 struct perf_map_stats {
