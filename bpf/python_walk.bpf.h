@@ -165,6 +165,8 @@ static __always_inline int python_walk(struct task_struct *task,
 	c.at = frame;
 	bpf_loop(PY_MAX_FRAMES + 32, py_walk_frame, &c, 0);
 	*flags |= SP_USTACK_PYTHON;
+	if (py_user_ptr(c.at))
+		*flags |= SP_USTACK_TRUNCATED; /* callers beyond PY_MAX_FRAMES */
 	return c.n * 8;
 }
 
