@@ -34,8 +34,34 @@ static void check_split(const char *name, int has_class, const char *cls, const 
 
 #define FFFD "\xef\xbf\xbd"
 
+static void check_python(const char *name, const char *function, const char *file,
+			 uint32_t line)
+{
+	struct jfr_python_name pn;
+	bool ok = jfr_split_python_name(name, strlen(name), &pn);
+
+	if (!function) {
+		CHECK(!ok, "'%s' is not a Python frame name", name);
+		return;
+	}
+	CHECK(ok && pn.function_len == strlen(function) &&
+	      !memcmp(pn.function, function, pn.function_len) && pn.file_len == strlen(file) &&
+	      !memcmp(pn.file, file, pn.file_len) && pn.line == line,
+	      "'%s': function %s, file %s, line %u", name, function, file, line);
+}
+
 int main(void)
 {
+	check_python("probe_inner_hash (job.py:30)", "probe_inner_hash", "job.py", 30);
+	check_python("K.method.<locals>.<genexpr> (a b.py:7)", "K.method.<locals>.<genexpr>",
+		     "a b.py", 7);
+	check_python("victim (hostile.py)", "victim", "hostile.py", 0);
+	check_python("f (x (y).py:12)", "f (x", "y).py", 12);
+	check_python("f (file.py:)", "f", "file.py:", 0);
+	check_python("main", NULL, NULL, 0);
+	check_python("(x.py:1)", NULL, NULL, 0);
+	check_python(" (x.py:1)", NULL, NULL, 0);
+	check_python("f ()", NULL, NULL, 0);
 	check_repair("plain", 5, "plain", "ASCII");
 	check_repair("\xc3\xa9t\xc3\xa9", 5, "\xc3\xa9t\xc3\xa9", "2-byte sequences");
 	check_repair("\xe6\x97\xa5\xe6\x9c\xac", 6, "\xe6\x97\xa5\xe6\x9c\xac", "CJK");

@@ -298,9 +298,10 @@ static uint64_t intern_class(struct jfr_chunk *c, const char *name, size_t len,
 	return jfr_pool_intern(c->pools[POOL_CLASS], v->data, v->len, 0);
 }
 
-/* The method of a frame: Java names split into class and method; native,
- * C++ and kernel frames get a pseudo-class (never empty, see docs/jfr.md),
- * which the converter leaves out of its frame names. */
+/* The method of a frame: Java names split into class and method, Python
+ * names into file (the class) and function; native, C++ and kernel frames
+ * get a pseudo-class (never empty, see docs/jfr.md), which the converter
+ * leaves out of its frame names. */
 static uint64_t intern_method(struct jfr_chunk *c, const struct frame *f)
 {
 	const char *name = f->name ? f->name : "";
@@ -310,6 +311,7 @@ static uint64_t intern_method(struct jfr_chunk *c, const struct frame *f)
 	size_t method_len = len;
 	int modifiers = ACC_NATIVE;
 	struct jfr_buf *v = &c->scratch;
+	struct jfr_python_name pn;
 
 	if (frame_type_is_java(f->type)) {
 		struct jfr_java_name jn;
@@ -321,6 +323,11 @@ static uint64_t intern_method(struct jfr_chunk *c, const struct frame *f)
 			cls = intern_class(c, "unknown", 7, ACC_PUBLIC);
 		method = jn.method;
 		method_len = jn.method_len;
+		modifiers = ACC_PUBLIC;
+	} else if (f->type == FRAME_PYTHON && jfr_split_python_name(name, len, &pn)) {
+		cls = intern_class(c, pn.file, pn.file_len, ACC_PUBLIC);
+		method = pn.function;
+		method_len = pn.function_len;
 		modifiers = ACC_PUBLIC;
 	} else if (f->type == FRAME_KERNEL) {
 		cls = intern_class(c, "kernel", 6, 0);
@@ -359,6 +366,17 @@ static uint64_t frame_method(struct jfr_chunk *c, const struct frame *f)
 	return method;
 }
 
+/* A Python frame's line; 0 (unknown) for every other frame. */
+static uint32_t frame_line(const struct frame *f)
+{
+	struct jfr_python_name pn;
+
+	if (f->type != FRAME_PYTHON || !f->name ||
+	    !jfr_split_python_name(f->name, strlen(f->name), &pn))
+		return 0;
+	return pn.line;
+}
+
 /* A stack's value into c->stack: the leaf-most JFR_MAX_FRAMES of its
  * nframes frames.  false when out of memory. */
 static bool encode_frames(struct jfr_chunk *c, const struct frame *frames, int nframes)
@@ -375,7 +393,7 @@ static bool encode_frames(struct jfr_chunk *c, const struct frame *frames, int n
 		if (!method)
 			return false;
 		jfr_buf_varint(v, method);
-		jfr_buf_varint(v, 0);    /* line number: unknown */
+		jfr_buf_varint(v, frame_line(&frames[i]));
 		jfr_buf_varint(v, 0);    /* bytecode index: unknown */
 		jfr_buf_varint(v, frame_type_key[frames[i].type]);
 	}

@@ -83,6 +83,33 @@ void jfr_utf8_append(struct jfr_buf *out, const char *s, size_t len)
 	jfr_buf_put(out, s + start, len - start);
 }
 
+bool jfr_split_python_name(const char *name, size_t len, struct jfr_python_name *out)
+{
+	const char *open = NULL, *colon = NULL, *end = name + len - 1;
+	uint32_t line = 0;
+
+	if (len < 4 || *end != ')')
+		return false;
+	for (const char *p = end; p > name; p--) {
+		if (p[0] == '(' && p[-1] == ' ') {
+			open = p;
+			break;
+		}
+	}
+	if (!open || open - 1 == name)
+		return false;
+	for (const char *p = end - 1; p > open && *p >= '0' && *p <= '9'; p--)
+		colon = p[-1] == ':' ? p - 1 : colon;
+	for (const char *p = colon ? colon + 1 : end; p < end && line < 100000000; p++)
+		line = line * 10 + (uint32_t)(*p - '0');
+	*out = (struct jfr_python_name){
+		.function = name, .function_len = (size_t)(open - 1 - name),
+		.file = open + 1, .file_len = (size_t)((colon ? colon : end) - open - 1),
+		.line = line,
+	};
+	return out->file_len > 0;
+}
+
 void jfr_split_java_name(const char *name, size_t len, struct jfr_java_name *out)
 {
 	const char *paren = len ? memchr(name, '(', len) : NULL;

@@ -34,4 +34,14 @@ struct jfr_java_name {
 };
 void jfr_split_java_name(const char *name, size_t len, struct jfr_java_name *out);
 
+/* A Python frame name "qualname (file.py:line)" split into the function
+ * (method), the file (class) and the line (0: none, as in
+ * "qualname (file.py)"). False when name is not of that form. */
+struct jfr_python_name {
+	const char *function, *file;
+	size_t function_len, file_len;
+	uint32_t line;
+};
+bool jfr_split_python_name(const char *name, size_t len, struct jfr_python_name *out);
+
 #endif

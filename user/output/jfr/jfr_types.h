@@ -46,7 +46,9 @@ enum jfr_type_id {
 	JFR_ANNOTATION_DESCRIPTION = 211,
 };
 
-/* jdk.types.FrameType keys (HotSpot's 0-3, async-profiler's 4-6, ours 7). */
+/* jdk.types.FrameType keys (HotSpot's 0-3, async-profiler's 4-5). Its
+ * converter knows keys up to 6 (C1-compiled, which we never write) and
+ * fails on a larger one: Python frames take 6, named Python. */
 enum jfr_frame_type_key {
 	JFR_FRAME_INTERPRETED = 0,
 	JFR_FRAME_JIT = 1,
@@ -54,8 +56,7 @@ enum jfr_frame_type_key {
 	JFR_FRAME_NATIVE = 3,
 	JFR_FRAME_CPP = 4,
 	JFR_FRAME_KERNEL = 5,
-	JFR_FRAME_C1 = 6,           /* async-profiler's C1-compiled: never written */
-	JFR_FRAME_PYTHON = 7,
+	JFR_FRAME_PYTHON = 6,
 	JFR_FRAME_TYPE_COUNT,
 };
 
