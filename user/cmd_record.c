@@ -22,6 +22,7 @@
 #include "base/log.h"
 #include "base/path_util.h"
 #include "commands.h"
+#include "proc/proc_children.h"
 #include "record/child_command.h"
 #include "record/record_attach.h"
 #include "record/record_options.h"
@@ -323,14 +324,22 @@ static int prepare(struct recording *r, int argc, char **argv)
 	return 0;
 }
 
+static int add_child(pid_t pid, void *ctx)
+{
+	if (bpf_sampler_add_target(ctx, pid))
+		sp_warn("-p: add child %d to the BPF filter: %s", (int)pid, strerror(errno));
+	return 0;
+}
+
 /* The sampler, its targets and the off-CPU tracer, loaded; nothing runs. */
 static int open_bpf(struct recording *r, bool walk)
 {
 	const struct record_options *o = &r->opts;
 	bool filter = o->npids > 0 || o->command;
+	int err;
 	struct bpf_sampler_options so = {
 		.frequency_hz = o->frequency_hz, .filter_tgids = filter,
-		.follow_children = o->command != NULL, .ringbuf_bytes = ring_buffer_bytes(o),
+		.follow_children = filter, .ringbuf_bytes = ring_buffer_bytes(o),
 		.hotspot_walk = walk, .kernel = &r->kernel,
 		.on_record = drain_thread_push, .ctx = r->bpf.drain,
 	};
@@ -342,6 +351,11 @@ static int open_bpf(struct recording *r, bool walk)
 			sp_err("-p: add pid %d to the BPF filter: %s", o->pids[i], strerror(errno));
 			return -1;
 		}
+	/* A target's children are profiled too: an executor's Python workers. */
+	if (o->npids && (err = proc_children_each(o->pids, (size_t)o->npids, add_child,
+						  r->bpf.sampler)) < 0)
+		sp_warn("-p: the targets' children already running are left out: %s",
+			strerror(-err));
 	if (o->npids && !(r->targets = target_exits_new(o->pids, o->npids))) {
 		sp_err("-p: watch the targets for their exit: %s", strerror(errno));
 		return -1;

@@ -1,5 +1,6 @@
 """`sparkprof record` on native workloads: names, ratios, kernel frames,
 process selection, command mode, exits mid-recording, errors."""
+import collections
 import json
 import os
 import signal
@@ -238,6 +239,34 @@ def test_anonymous_code_of_any_process_is_named_by_its_perf_map(tmp_path):
     total = sum(stacks.values())
     named = sum(n for s, n in stacks.items() if "anon_spin" in s.split(";"))
     assert total > 100 and named >= 0.9 * total, (named, total, proc.stderr)
+
+
+def test_pid_mode_follows_the_targets_children(tmp_path):
+    """A PySpark executor's Python workers are its children (forked before
+    and during the recording): `-p EXECUTOR` profiles them too."""
+    script = ("import os, sys, time\n"
+              "until = time.time() + 6\n"
+              "def burn():\n    while time.time() < until:\n        pass\n"
+              "early = os.fork()\n"
+              "if early == 0:\n    burn(); os._exit(0)\n"
+              "print('ready', flush=True)\n"
+              "time.sleep(2)\n"
+              "late = os.fork()\n"
+              "if late == 0:\n    burn(); os._exit(0)\n"
+              "print(early, late, flush=True)\n"
+              "os.waitpid(early, 0); os.waitpid(late, 0)\n")
+    parent = subprocess.Popen(["python3", "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout.readline().strip() == "ready"
+        record(tmp_path, "-p", parent.pid, "-F", 199, "-d", 4)
+        early, late = map(int, parent.stdout.readline().split())
+    finally:
+        parent.wait(timeout=30)
+    roots = collections.Counter()
+    for stack, n in read_folded(tmp_path / "all.folded").items():
+        roots[stack.split(";", 1)[0]] += n
+    for pid in (early, late):
+        assert sum(n for r, n in roots.items() if r.endswith(f"-{pid}")) > 100, roots
 
 
 def test_sigint_still_writes_what_was_recorded(tmp_path):

@@ -102,6 +102,14 @@ static void find_served(struct process_table *table, struct process *p)
 	}
 }
 
+void python_procs_find_served(struct process_table *table, struct process *p, uint64_t ts)
+{
+	if (p->served || p->exited || (p->served_check_ns && ts - p->served_check_ns < SERVED_RETRY_NS))
+		return;
+	p->served_check_ns = ts;
+	find_served(table, p);
+}
+
 bool python_procs_label(struct process_table *table, struct process *p,
 			const struct resolved_sample *s, struct sample_labels *l)
 {
@@ -109,10 +117,6 @@ bool python_procs_label(struct process_table *table, struct process *p,
 	struct stage_attribution_result stage;
 	struct process *e;
 
-	if (!p->served && !p->exited && s->timestamp_ns - p->served_check_ns >= SERVED_RETRY_NS) {
-		p->served_check_ns = s->timestamp_ns;
-		find_served(table, p);
-	}
 	e = p->served ? process_table_find(table, p->served) : NULL;
 	if (!e || !e->executor || !executor_selected(e->executor))
 		return false;

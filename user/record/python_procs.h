@@ -27,8 +27,12 @@ typedef void (*python_found_fn)(void *ctx, pid_t pid, const struct sp_python_inf
  * describes it, and found (if not NULL) is told. */
 void python_procs_look(struct process *p, uint64_t now_ns, python_found_fn found, void *ctx);
 
-/* Whether p serves an executor of table (looked for once a second until
- * found): then l gets the executor's labels, stage and task for sample s. */
+/* Looks for the executor p serves, once a second until found (before its
+ * sample at ts is named: the root frame says what it is). */
+void python_procs_find_served(struct process_table *table, struct process *p, uint64_t ts);
+
+/* Whether p serves an executor of table: then l gets the executor's
+ * labels, stage and task for sample s. */
 bool python_procs_label(struct process_table *table, struct process *p,
 			const struct resolved_sample *s, struct sample_labels *l);
 

@@ -508,6 +508,7 @@ static void file_record(struct recorder *rec, const struct pending_record *pr)
 		names.jit_ctx = &perf_map;
 	}
 	if (p->python) {
+		python_procs_find_served(rec->processes, p, pr->timestamp_ns);
 		names.name_python = python_process_name_frame;
 		names.in_interpreter = python_process_in_interpreter;
 		names.python_ctx = p->python;
