@@ -48,7 +48,7 @@ JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(which javac 2>/dev/nul
 JNI_CFLAGS := -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux
 
 .SECONDARY: $(BPF_OBJS) $(SKELS)
-.PHONY: all deps test unit-tests fuzz test-progs bench bench-node-cost clean vmlinux image
+.PHONY: all deps test test-busy unit-tests fuzz test-progs bench bench-node-cost clean vmlinux image
 all: sparkprof $(if $(AGENT_SRCS),$(AGENT))
 
 sparkprof: $(USER_OBJS)
@@ -127,6 +127,11 @@ deps:
 # The whole suite: unit tests, fuzzers, integration tests (root, real kernel).
 test: all unit-tests fuzz test-progs
 	$(PYTHON) -m pytest -ra tests
+
+# The same with every CPU kept busy by a loop at normal priority: assertions
+# must hold on a node doing other work (tools/busy.sh).
+test-busy: all unit-tests fuzz test-progs
+	tools/busy.sh $(PYTHON) -m pytest -ra tests
 
 bench: all test-progs $(BUILD)/libsparkprof.a
 	bench/run.sh
