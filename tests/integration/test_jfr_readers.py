@@ -7,7 +7,6 @@ Files are produced by tests/jfr/jfr_gen.c from descriptions built here; the
 expected reader output is computed from the same descriptions
 (tests/jfr/jfrtest.py)."""
 import collections
-import dataclasses
 import os
 import random
 import sys
@@ -325,33 +324,6 @@ def test_jmc_reads_plain_and_gzip(gen, jmc, tmp_path):
         assert counts["spark.ProfileLabel"] == len(rec.labels) * stats["chunks"], (path, counts)
         assert views == want, (f"{path}: {len(views - want)} unexpected, "
                                f"{len(want - views)} missing: {list(views - want)[:2]}")
-
-
-def test_appended_parts_are_one_recording(gen, jfr_tools, jfr_converter, jmc, tmp_path):
-    """A parked output (a finished stage that got a late sample) appends
-    chunks to the JFR file it wrote: every reader sees both parts' samples,
-    plain and, for JMC, gzip (two gzip members)."""
-    whole = random_recording(7, nsamples=600, chunk_bytes=1 << 20)
-    first = dataclasses.replace(whole, samples=whole.samples[:250])
-    second = dataclasses.replace(whole, samples=whole.samples[250:], append=True)
-    path = str(tmp_path / "parked.jfr")
-    s1 = jt.write(gen, first, path)
-    size1 = os.path.getsize(path)
-    with open(path, "rb") as f:
-        head = f.read()
-    s2 = jt.write(gen, second, path)
-    with open(path, "rb") as f:
-        assert f.read(size1) == head, "the first part is kept as written"
-    stats = dict(s2, chunks=s1["chunks"] + s2["chunks"])
-    check_round_trip(whole, path, jfr_tools, jfr_converter, stats)
-    gz = str(tmp_path / "parked.jfr.gz")
-    jt.write(gen, dataclasses.replace(first, gzip=True), gz)
-    jt.write(gen, dataclasses.replace(second, gzip=True), gz)
-    ncpu = sum(1 for s in whole.samples if s.kind == "c")
-    for p in (path, gz):
-        views, counts = jt.jmc_read(jmc, p)
-        assert counts["jdk.ExecutionSample"] == ncpu, (p, counts)
-        assert views == collections.Counter(jt.jmc_view(s) for s in whole.samples), p
 
 
 # ---------------------------------------------------------------- errors

@@ -8,17 +8,14 @@
  * "" written as "=" for an empty string):
  *   start MONO_NS REALTIME_NS CPU_INTERVAL_NS WALL_INTERVAL_NS
  *   gzip 0|1
- *   append 0|1  (add chunks after those OUT.jfr holds, as a parked output does,
- *                with the key state of the writer before: OUT.jfr.keys)
  *   chunk_bytes N
  *   label HEXKEY HEXVALUE
  *   sample c|w TS_NS TID PID STATE WEIGHT HEXTHREADNAME NFRAMES {TYPE HEXNAME}...
- * "start", "gzip", "append", "chunk_bytes" and labels come before the first
+ * "start", "gzip", "chunk_bytes" and labels come before the first
  * sample.
  * Equal frame names share one pointer, as the symbolizers hand them out.
  * Prints the writer's stats on stdout: "samples N events N chunks N ...".
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,16 +94,12 @@ int main(int argc, char **argv)
 	size_t nlabels = 0, cap = 0, frames_cap = 0;
 	char *line = NULL;
 	long lineno = 0;
-	char keys_path[4096], *old_keys = NULL;
-	long old_len = 0;
-	FILE *f;
 	int ret;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: jfr_gen OUT.jfr < description\n");
 		return 2;
 	}
-	snprintf(keys_path, sizeof(keys_path), "%s.keys", argv[1]);
 	while (getline(&line, &cap, stdin) > 0) {
 		char *save, *tok = strtok_r(line, " \n", &save);
 
@@ -129,20 +122,6 @@ int main(int argc, char **argv)
 			info.wall_interval_ns = v[3];
 		} else if (!strcmp(tok, "gzip")) {
 			opts.gzip = atoi(strtok_r(NULL, " \n", &save));
-		} else if (!strcmp(tok, "append")) {
-			opts.append = atoi(strtok_r(NULL, " \n", &save));
-			/* The state the writer before left, if any. */
-			if (opts.append && (f = fopen(keys_path, "rb"))) {
-				fseek(f, 0, SEEK_END);
-				old_len = ftell(f);
-				rewind(f);
-				old_keys = malloc(old_len > 0 ? (size_t)old_len : 1);
-				if (!old_keys || fread(old_keys, 1, (size_t)old_len, f) != (size_t)old_len)
-					return 2;
-				fclose(f);
-				opts.keys = old_keys;
-				opts.keys_len = (size_t)old_len;
-			}
 		} else if (!strcmp(tok, "chunk_bytes")) {
 			opts.chunk_bytes = strtoull(strtok_r(NULL, " \n", &save), NULL, 10);
 		} else if (!strcmp(tok, "label")) {
@@ -219,24 +198,15 @@ int main(int argc, char **argv)
 		if (!w)
 			return 1;
 	}
-	void *keys;
-	size_t keys_len;
-	ret = jfr_writer_close_keys(w, &st, &keys, &keys_len);
+	ret = jfr_writer_close_stats(w, &st);
 	if (ret) {
 		fprintf(stderr, "jfr_gen: close: %s\n", strerror(-ret));
 		return 1;
 	}
-	if (!(f = fopen(keys_path, "wb")) || fwrite(keys, 1, keys_len, f) != keys_len) {
-		fprintf(stderr, "jfr_gen: %s: %s\n", keys_path, strerror(errno));
-		return 1;
-	}
-	fclose(f);
-	free(keys);
 	printf("samples %llu events %llu chunks %llu bytes %llu truncated %llu\n",
 	       (unsigned long long)st.samples, (unsigned long long)st.events,
 	       (unsigned long long)st.chunks, (unsigned long long)st.bytes,
 	       (unsigned long long)st.truncated_stacks);
-	free(old_keys);
 	free(line);
 	free(frames);
 	return 0;

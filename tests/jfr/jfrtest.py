@@ -72,7 +72,6 @@ class Recording:
     gzip: bool = False
     chunk_bytes: int = 0
     idle_after: List[int] = field(default_factory=list)  # sample indexes
-    append: bool = False   # add chunks to the file instead of replacing it
 
     def realtime(self, ts):
         return self.start_real + ts - self.start_mono
@@ -87,8 +86,7 @@ def _hex(s):
 
 def description(rec: Recording) -> str:
     out = [f"start {rec.start_mono} {rec.start_real} {rec.cpu_interval} {rec.wall_interval}",
-           f"gzip {int(rec.gzip)}", f"append {int(rec.append)}",
-           f"chunk_bytes {rec.chunk_bytes}"]
+           f"gzip {int(rec.gzip)}", f"chunk_bytes {rec.chunk_bytes}"]
     for k, v in rec.labels:
         out.append(f"label {_hex(k)} {_hex(v)}")
     idle = set(rec.idle_after)

@@ -16,7 +16,7 @@ int main(void)
 	int bad = 0;
 
 	CHECK(p != NULL, "pool created");
-	CHECK(jfr_pool_type(p) == 31 && jfr_pool_count(p) == 0, "new pool is empty");
+	CHECK(jfr_pool_count(p) == 0, "new pool is empty");
 	a = jfr_pool_intern(p, "\x03\x03run", 5, 0);
 	b = jfr_pool_intern(p, "\x03\x04main", 6, 0);
 	c = jfr_pool_intern(p, "\x03\x03run", 5, 0);

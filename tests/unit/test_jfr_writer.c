@@ -152,119 +152,6 @@ static int write_file(const char *path, int n, size_t chunk_bytes, int gzip,
 	return jfr_writer_close_stats(w, st);
 }
 
-/* Stack k of the table a source reads: 8 to 57 frames under a leaf of its
- * own; stack 7 is 5,000 frames deep. */
-static int table_stack(uint64_t k, struct frame *out, int max)
-{
-	static char leaves[3001][16];
-	int n = k == 7 ? JFR_MAX_FRAMES + 904 : 8 + (int)(k % 50);
-
-	snprintf(leaves[k % 3001], sizeof(leaves[0]), "leaf%llu", (unsigned long long)k);
-	for (int f = 0; f < n && f < max; f++)
-		out[f] = (struct frame){ f ? names[(f + k) % 6] : leaves[k % 3001],
-					 (enum frame_type)((f * 7 + k) % FRAME_TYPE_MAX) };
-	return n;
-}
-
-struct source_ctx {
-	int reads;
-	uint64_t lie_about;   /* a key the source gives other frames for */
-};
-
-static int source_frames(void *ctx, uint64_t key, struct frame *out, int max)
-{
-	struct source_ctx *sc = ctx;
-
-	sc->reads++;
-	return table_stack(key == sc->lie_about ? key + 1 : key, out, max);
-}
-
-/* n samples over 3,000 keyed stacks (each seen twice in 6,000 samples),
- * read back from the source or not. */
-static int write_keyed(const char *path, int n, size_t chunk_bytes, struct source_ctx *sc,
-		       struct jfr_writer_stats *st)
-{
-	struct jfr_recording_info info = { 5000000000ULL, 1767225600000000000ULL, 10101010,
-					   1000000, NULL, 0 };
-	struct jfr_stack_source src = { source_frames, sc };
-	struct jfr_writer_options opts = { .chunk_bytes = chunk_bytes, .stacks = sc ? &src : NULL };
-	struct jfr_writer *w = jfr_writer_open(path, &info, &opts);
-	static struct frame frames[JFR_MAX_FRAMES + 904];
-	int ret = 0;
-
-	if (!w)
-		return -errno;
-	for (int i = 0; i < n && !ret; i++) {
-		uint64_t k = 1 + (uint64_t)(i * 7919) % 3000;
-		struct jfr_sample s = {
-			.timestamp_ns = 5000000000ULL + (uint64_t)i * 1000000, .os_tid = 100 + i % 17,
-			.thread_name = "Executor task launch worker", .kind = JFR_SAMPLE_CPU,
-			.weight = 1, .frames = frames, .stack_key = k,
-		};
-
-		s.nframes = table_stack(k, frames, JFR_MAX_FRAMES + 904);
-		ret = jfr_writer_add_sample(w, &s);
-	}
-	if (ret) {
-		jfr_writer_close(w);
-		return ret;
-	}
-	return jfr_writer_close_stats(w, st);
-}
-
-/* Stacks read back from their source when the chunk is written: the same
- * events, truncation and file size, less memory; a source that gives
- * other frames than it did fails the file. */
-static void test_stack_source(const char *dir)
-{
-	struct jfr_writer_stats eager, sourced, one;
-	struct source_ctx sc = { 0 };
-	struct walk we, ws;
-	char a[256], b[256];
-	uint8_t *da, *db;
-	size_t la, lb;
-	int ret;
-
-	snprintf(a, sizeof(a), "%s/eager.jfr", dir);
-	snprintf(b, sizeof(b), "%s/sourced.jfr", dir);
-	ret = write_keyed(a, 6000, 256 << 10, NULL, &eager);
-	ret |= write_keyed(b, 6000, 256 << 10, &sc, &sourced);
-	CHECK(ret == 0, "6000 keyed samples written, eagerly and from a source");
-	da = slurp(a, &la);
-	db = slurp(b, &lb);
-	walk(da, la, &we);
-	walk(db, lb, &ws);
-	CHECK(da && db && !we.bad && !ws.bad, "both files are valid");
-	CHECK(ws.chunks == we.chunks && ws.chunks > 3 &&
-	      ws.events[JFR_EVENT_EXECUTION_SAMPLE] == 6000 &&
-	      we.events[JFR_EVENT_EXECUTION_SAMPLE] == 6000,
-	      "every sample written, in %d chunks (eager: %d)", ws.chunks, we.chunks);
-	CHECK(sourced.truncated_stacks == eager.truncated_stacks && eager.truncated_stacks > 0,
-	      "the 5,000-frame stack is marked truncated as often (%llu)",
-	      (unsigned long long)sourced.truncated_stacks);
-	CHECK(la + la / 1000 > lb && lb + lb / 1000 > la,
-	      "about the same file size: %zu eager, %zu sourced", la, lb);
-	CHECK(sourced.peak_memory * 3 < eager.peak_memory * 2,
-	      "peak memory: %zu bytes eager, %zu sourced", eager.peak_memory,
-	      sourced.peak_memory);
-	free(da);
-	free(db);
-
-	/* One chunk: each distinct stack read back once, the deep one twice
-	 * (its first read finds the frame buffer too small). */
-	sc.reads = 0;
-	ret = write_keyed(b, 3000, 0, &sc, &one);
-	CHECK(ret == 0 && one.chunks == 1 && sc.reads == 3000 + 1,
-	      "one chunk: its 3000 stacks read back once each (%d reads)", sc.reads);
-
-	unlink(b);
-	sc.lie_about = 42;
-	ret = write_keyed(b, 3000, 0, &sc, &one);
-	CHECK(ret == -EPROTO && access(b, F_OK) != 0,
-	      "a source that gives other frames: %s, no file", strerror(-ret));
-	unlink(a);
-}
-
 static long vm_rss_kib(void)
 {
 	char line[256];
@@ -413,7 +300,6 @@ int main(void)
 	}
 
 	test_pages_released_between_chunks(dir);
-	test_stack_source(dir);
 
 	/* Refused samples leave the writer usable. */
 	{

@@ -97,13 +97,6 @@ void jfr_buf_be64(struct jfr_buf *b, uint64_t v)
 	jfr_buf_put(b, out, 8);
 }
 
-void jfr_buf_patch_be64(struct jfr_buf *b, size_t off, uint64_t v)
-{
-	if (b->failed || off > b->len || b->len - off < 8)
-		return;
-	be64_store(b->data + off, v);
-}
-
 size_t jfr_varint_encode(uint8_t *out, uint64_t v)
 {
 	size_t n = 0;

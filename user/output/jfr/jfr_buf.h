@@ -83,9 +83,6 @@ static inline void jfr_buf_cstring(struct jfr_buf *b, const char *s)
 	jfr_buf_string(b, s, s ? strlen(s) : 0);
 }
 
-/* Overwrites 8 bytes at off with v, big-endian (header back-patching). */
-void jfr_buf_patch_be64(struct jfr_buf *b, size_t off, uint64_t v);
-
 /* Bytes jfr_varint_encode would write. */
 size_t jfr_varint_len(uint64_t v);
 /* The size field of an event whose other bytes number payload: the size

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/grow_array.h"
 #include "output/jfr/jfr_buf.h"
 #include "output/jfr/jfr_chunk.h"
 #include "output/jfr/jfr_map.h"
@@ -61,19 +60,6 @@ static const uint8_t frame_type_key[FRAME_TYPE_MAX] = {
 struct jfr_chunk {
 	struct jfr_pool *pools[NPOOLS];
 	struct jfr_map frame_methods;  /* (name pointer, type) -> method key */
-	struct jfr_map stack_keys;     /* the caller's stack key -> stack key */
-	/* With a source, a keyed stack is encoded when it first comes but
-	 * only its hash is kept: value hash -> the first stack key with that
-	 * value, read back from the source when the chunk is written.  Two
-	 * values with one 64-bit hash would share a key: with 10^5 stacks a
-	 * chunk, about once in 10^9 chunks. */
-	struct jfr_stack_source source;   /* frames NULL: none */
-	struct jfr_map sourced;
-	size_t sourced_bytes;          /* their pool entries' bytes */
-	/* A stack read back: kept up to 256 frames, so that writing a chunk
-	 * allocates nothing, and freed after a deeper one (64 KiB at most). */
-	struct frame *frames;
-	size_t capframes;
 	struct jfr_buf events;
 	struct jfr_buf scratch;        /* a pool value being built */
 	struct jfr_buf text;           /* a sanitized name */
@@ -84,20 +70,16 @@ struct jfr_chunk {
 	uint64_t nevents, ntruncated;
 };
 
-struct jfr_chunk *jfr_chunk_new(const struct jfr_stack_source *stacks)
+struct jfr_chunk *jfr_chunk_new(void)
 {
 	struct jfr_chunk *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		goto fail;
-	if (stacks && stacks->frames)
-		c->source = *stacks;
 	for (int i = 0; i < NPOOLS; i++)
 		if (!(c->pools[i] = jfr_pool_new(pool_types[i])))
 			goto fail;
 	jfr_map_init(&c->frame_methods);
-	jfr_map_init(&c->stack_keys);
-	jfr_map_init(&c->sourced);
 	jfr_buf_init(&c->events);
 	jfr_buf_init(&c->scratch);
 	jfr_buf_init(&c->text);
@@ -112,13 +94,6 @@ fail:
 	return NULL;
 }
 
-static void free_frames(struct jfr_chunk *c)
-{
-	free(c->frames);
-	c->frames = NULL;
-	c->capframes = 0;
-}
-
 void jfr_chunk_free(struct jfr_chunk *c)
 {
 	if (!c)
@@ -126,8 +101,6 @@ void jfr_chunk_free(struct jfr_chunk *c)
 	for (int i = 0; i < NPOOLS; i++)
 		jfr_pool_free(c->pools[i]);
 	jfr_map_free(&c->frame_methods);
-	jfr_map_free(&c->stack_keys);
-	jfr_map_free(&c->sourced);
 	jfr_buf_free(&c->events);
 	jfr_buf_free(&c->scratch);
 	jfr_buf_free(&c->text);
@@ -135,7 +108,6 @@ void jfr_chunk_free(struct jfr_chunk *c)
 	jfr_buf_free(&c->tail);
 	jfr_buf_free(&c->header);
 	jfr_buf_free(&c->meta);
-	free_frames(c);
 	free(c);
 }
 
@@ -144,13 +116,10 @@ void jfr_chunk_begin(struct jfr_chunk *c, uint64_t start_ticks)
 	for (int i = 0; i < NPOOLS; i++)
 		jfr_pool_reset(c->pools[i]);
 	jfr_map_clear(&c->frame_methods);
-	jfr_map_clear(&c->stack_keys);
-	jfr_map_clear(&c->sourced);
 	jfr_buf_clear(&c->events);
 	c->events.failed = false;
 	c->scratch.failed = c->text.failed = c->stack.failed = c->tail.failed = false;
 	c->start_ticks = c->end_ticks = start_ticks;
-	c->sourced_bytes = 0;
 	c->nevents = 0;
 	c->ntruncated = 0;
 }
@@ -161,7 +130,6 @@ static void drop_memory(struct jfr_chunk *c, bool keep)
 {
 	struct jfr_buf *bufs[] = { &c->events, &c->scratch, &c->text, &c->stack,
 				   &c->tail,   &c->header,  &c->meta };
-	struct jfr_map *maps[] = { &c->frame_methods, &c->stack_keys, &c->sourced };
 
 	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++) {
 		if (keep)
@@ -169,20 +137,16 @@ static void drop_memory(struct jfr_chunk *c, bool keep)
 		else
 			jfr_buf_free(bufs[i]);
 	}
-	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
-		if (keep)
-			jfr_map_release(maps[i]);
-		else
-			jfr_map_free(maps[i]);
-	}
+	if (keep)
+		jfr_map_release(&c->frame_methods);
+	else
+		jfr_map_free(&c->frame_methods);
 	for (int i = 0; i < NPOOLS; i++) {
 		if (keep)
 			jfr_pool_release(c->pools[i]);
 		else
 			jfr_pool_trim(c->pools[i]);
 	}
-	if (!keep)
-		free_frames(c);
 }
 
 void jfr_chunk_trim(struct jfr_chunk *c)
@@ -193,35 +157,6 @@ void jfr_chunk_trim(struct jfr_chunk *c)
 void jfr_chunk_release(struct jfr_chunk *c)
 {
 	drop_memory(c, true);
-}
-
-int jfr_chunk_save_keys(const struct jfr_chunk *c, struct jfr_buf *out)
-{
-	int err = 0;
-
-	jfr_buf_put(out, &c->end_ticks, sizeof(c->end_ticks));
-	for (int i = 0; i < NPOOLS && !err; i++)
-		err = jfr_pool_save_keys(c->pools[i], out);
-	return err ? err : out->failed ? -ENOMEM : 0;
-}
-
-int jfr_chunk_load_keys(struct jfr_chunk *c, const void *keys, size_t len)
-{
-	const uint8_t *pos = keys, *end = pos + len;
-	uint64_t ended;
-	int err = 0;
-
-	if (len < sizeof(ended))
-		return -EINVAL;
-	memcpy(&ended, pos, sizeof(ended));
-	pos += sizeof(ended);
-	for (int i = 0; i < NPOOLS && !err; i++)
-		err = jfr_pool_load_keys(c->pools[i], &pos, end);
-	if (err || pos != end)
-		return err ? err : -EINVAL;
-	if (ended > c->start_ticks)
-		jfr_chunk_begin(c, ended);
-	return 0;
 }
 
 int jfr_chunk_check_sample(const struct jfr_sample *s)
@@ -400,56 +335,13 @@ static bool encode_frames(struct jfr_chunk *c, const struct frame *frames, int n
 	return !v->failed;
 }
 
-static uint64_t encode_stack(struct jfr_chunk *c, const struct jfr_sample *s)
+static uint64_t intern_stack(struct jfr_chunk *c, const struct jfr_sample *s)
 {
+	if (s->nframes > JFR_MAX_FRAMES)
+		c->ntruncated++;
 	if (!encode_frames(c, s->frames, s->nframes))
 		return 0;
 	return jfr_pool_intern(c->pools[POOL_STACK], c->stack.data, c->stack.len, 0);
-}
-
-static uint64_t stack_hash(const struct jfr_chunk *c)
-{
-	return jfr_hash(c->stack.data, c->stack.len, JFR_TYPE_STACK_TRACE) | 1;
-}
-
-/* A keyed stack the source gives back when the chunk is written: encoded
- * now for its methods and its hash (equal values share a key, as in the
- * pool), its bytes not kept. */
-static uint64_t defer_stack(struct jfr_chunk *c, const struct jfr_sample *s)
-{
-	uint64_t h, first, stack;
-
-	if (!encode_frames(c, s->frames, s->nframes))
-		return 0;
-	h = stack_hash(c);
-	first = jfr_map_get(&c->sourced, h);
-	if (first) {
-		stack = jfr_map_get(&c->stack_keys, first);
-	} else {
-		stack = jfr_pool_take_key(c->pools[POOL_STACK]);
-		if (jfr_map_put(&c->sourced, h, s->stack_key))
-			return 0;
-		c->sourced_bytes += jfr_varint_len(stack) + c->stack.len;
-	}
-	if (!stack || jfr_map_put(&c->stack_keys, s->stack_key, stack))
-		return 0;
-	return stack;
-}
-
-static uint64_t intern_stack(struct jfr_chunk *c, const struct jfr_sample *s)
-{
-	uint64_t stack = s->stack_key ? jfr_map_get(&c->stack_keys, s->stack_key) : 0;
-
-	if (s->nframes > JFR_MAX_FRAMES)
-		c->ntruncated++;
-	if (stack)
-		return stack;
-	if (c->source.frames && s->stack_key)
-		return defer_stack(c, s);
-	stack = encode_stack(c, s);
-	if (stack && s->stack_key && jfr_map_put(&c->stack_keys, s->stack_key, stack))
-		return 0;
-	return stack;
 }
 
 static uint64_t intern_thread(struct jfr_chunk *c, const struct jfr_sample *s)
@@ -523,7 +415,7 @@ int jfr_chunk_add_sample(struct jfr_chunk *c, const struct jfr_sample *s)
 
 size_t jfr_chunk_bytes(const struct jfr_chunk *c)
 {
-	size_t n = JFR_HEADER_BYTES + c->events.len + c->sourced_bytes;
+	size_t n = JFR_HEADER_BYTES + c->events.len;
 
 	for (int i = 0; i < NPOOLS; i++)
 		n += jfr_pool_entries(c->pools[i])->len;
@@ -534,8 +426,7 @@ size_t jfr_chunk_memory(const struct jfr_chunk *c)
 {
 	size_t n = sizeof(*c) + c->events.cap + c->scratch.cap + c->text.cap +
 		   c->stack.cap + c->tail.cap + c->header.cap + c->meta.cap +
-		   jfr_map_memory(&c->frame_methods) + jfr_map_memory(&c->stack_keys) +
-		   jfr_map_memory(&c->sourced) + c->capframes * sizeof(*c->frames);
+		   jfr_map_memory(&c->frame_methods);
 
 	for (int i = 0; i < NPOOLS; i++)
 		n += jfr_pool_memory(c->pools[i]);
@@ -638,70 +529,6 @@ static void put_chunk_events(struct jfr_chunk *c, const struct jfr_chunk_context
 			    ctx->labels[i].value);
 }
 
-/* How many of the chunk's stacks its source gives back. */
-static size_t sourced_count(const struct jfr_chunk *c)
-{
-	return c->sourced.count;
-}
-
-/* Reads stack_key's frames back from the source and encodes them into
- * c->stack.  false when out of memory. */
-static bool encode_sourced(struct jfr_chunk *c, uint64_t stack_key)
-{
-	size_t want;
-	int n;
-
-	/* Doubling from 128 toward at most JFR_MAX_FRAMES (a power of two)
-	 * never passes it: frames past it are never read. */
-	if (!c->capframes &&
-	    grow_array((void **)&c->frames, &c->capframes, 128, sizeof(*c->frames)))
-		return false;
-	n = c->source.frames(c->source.ctx, stack_key, c->frames, (int)c->capframes);
-	want = n > JFR_MAX_FRAMES ? JFR_MAX_FRAMES : n < 0 ? 0 : (size_t)n;
-	if (want > c->capframes) {
-		if (grow_array((void **)&c->frames, &c->capframes, want, sizeof(*c->frames)))
-			return false;
-		n = c->source.frames(c->source.ctx, stack_key, c->frames, (int)c->capframes);
-	}
-	return encode_frames(c, c->frames, n < 0 ? 0 : n);
-}
-
-/* Writes the sourced stacks' entries, in batches of about 16 KiB through
- * c->tail (written already).  Methods were interned when the stacks came,
- * so each comes out as it went in: -EPROTO if one does not (the source
- * gave other frames, or none), and the writer gives the file up as on a
- * write error. */
-static int write_sourced(struct jfr_chunk *c, struct jfr_out *out)
-{
-	const struct jfr_map *m = &c->sourced;
-	struct jfr_buf *b = &c->tail;
-	size_t written = 0;
-	int ret = 0;
-
-	jfr_buf_clear(b);
-	for (size_t i = 0; i < m->nslots && !ret; i++) {
-		if (!m->keys[i])
-			continue;
-		if (!encode_sourced(c, m->values[i]))
-			return -ENOMEM;
-		if (stack_hash(c) != m->keys[i])
-			return -EPROTO;
-		jfr_buf_varint(b, jfr_map_get(&c->stack_keys, m->values[i]));
-		jfr_buf_put(b, c->stack.data, c->stack.len);
-		if (b->failed)
-			return -ENOMEM;
-		if (b->len >= (16u << 10)) {
-			written += b->len;
-			ret = jfr_out_write(out, b->data, b->len);
-			jfr_buf_clear(b);
-		}
-	}
-	written += b->len;
-	if (!ret && b->len)
-		ret = jfr_out_write(out, b->data, b->len);
-	return ret ? ret : written != c->sourced_bytes ? -EPROTO : 0;
-}
-
 /* The constant-pool event: one event (delta 0 ends the chain) with every
  * non-empty pool (the JDK rejects empty ones).  Its head, with the two fixed
  * enum pools, is built into c->tail; the pools' entries are written straight
@@ -730,10 +557,6 @@ static size_t build_cp_head(struct jfr_chunk *c)
 	for (int i = 0; i < NPOOLS; i++) {
 		size_t n = jfr_pool_count(c->pools[i]);
 
-		if (i == POOL_STACK) {
-			n += sourced_count(c);
-			body += c->sourced_bytes;
-		}
 		if (!n)
 			continue;
 		npools++;
@@ -761,7 +584,7 @@ static int write_cp_pools(struct jfr_chunk *c, struct jfr_out *out)
 
 	for (int i = 0; i < NPOOLS; i++) {
 		const struct jfr_buf *e = jfr_pool_entries(c->pools[i]);
-		size_t n = jfr_pool_count(c->pools[i]) + (i == POOL_STACK ? sourced_count(c) : 0);
+		size_t n = jfr_pool_count(c->pools[i]);
 		uint8_t head[2 * JFR_VARINT_MAX];
 		size_t len;
 
@@ -771,8 +594,6 @@ static int write_cp_pools(struct jfr_chunk *c, struct jfr_out *out)
 		len += jfr_varint_encode(head + len, n);
 		if ((ret = jfr_out_write(out, head, len)) ||
 		    (ret = jfr_out_write(out, e->data, e->len)))
-			return ret;
-		if (i == POOL_STACK && (ret = write_sourced(c, out)))
 			return ret;
 	}
 	return 0;
@@ -830,8 +651,6 @@ long long jfr_chunk_write(struct jfr_chunk *c, struct jfr_out *out,
 	    (ret = jfr_out_write(out, meta->data, meta->len)))
 		goto out;
 out:
-	if (c->capframes > 256)
-		free_frames(c);
 	/* Chunk start times stay distinct, even after an empty chunk: JMC
 	 * keeps one chunk per start time. */
 	jfr_chunk_begin(c, c->end_ticks + 1);

@@ -31,9 +31,8 @@ struct jfr_chunk_context {
 	const struct jfr_buf *metadata_body;
 };
 
-/* stacks: NULL, or where keyed stacks are read back when the chunk is
- * written (copied).  NULL with errno ENOMEM. */
-struct jfr_chunk *jfr_chunk_new(const struct jfr_stack_source *stacks);
+/* NULL with errno ENOMEM. */
+struct jfr_chunk *jfr_chunk_new(void);
 void jfr_chunk_free(struct jfr_chunk *c);
 
 /* Starts an empty chunk whose time range begins at start_ticks. */
@@ -45,13 +44,6 @@ void jfr_chunk_trim(struct jfr_chunk *c);
 /* Keeps them, but hands their pages back to the kernel (an empty chunk,
  * just begun): for a writer whose next chunk is on its way. */
 void jfr_chunk_release(struct jfr_chunk *c);
-
-/* Every pool's key state (jfr_pool_save_keys) and where the last chunk
- * ended, for a writer that appends to the same file later: its chunks
- * start after that (JMC keeps one chunk per start time).  load begins the
- * chunk there.  0 or -errno. */
-int jfr_chunk_save_keys(const struct jfr_chunk *c, struct jfr_buf *out);
-int jfr_chunk_load_keys(struct jfr_chunk *c, const void *keys, size_t len);
 
 /* Adds a sample (checked by the caller); returns 0 or -ENOMEM. */
 int jfr_chunk_add_sample(struct jfr_chunk *c, const struct jfr_sample *s);

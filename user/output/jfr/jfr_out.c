@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -17,27 +16,12 @@ struct jfr_out {
 	int fd;
 	gzFile gz;
 	int error;                  /* first -errno seen; later writes are no-ops */
-	off_t kept;                 /* appending: the bytes PATH had */
 	unsigned long long bytes;
 };
 
-/* After a failure: PATH as it was before this writer (appending), or
- * nothing. */
-static void restore(const struct jfr_out *out)
-{
-	if (out->kept <= 0) {
-		unlink(out->tmp_path);
-		return;
-	}
-	if (truncate(out->tmp_path, out->kept) < 0 || rename(out->tmp_path, out->path) < 0)
-		sp_err("put back %s: %s; its earlier chunks are in %s", out->path, strerror(errno),
-		       out->tmp_path);
-}
-
-struct jfr_out *jfr_out_open(const char *path, int gzip, int append)
+struct jfr_out *jfr_out_open(const char *path, int gzip)
 {
 	struct jfr_out *out = calloc(1, sizeof(*out));
-	struct stat st;
 	int err;
 
 	if (!out || !(out->path = strdup(path)) ||
@@ -46,28 +30,19 @@ struct jfr_out *jfr_out_open(const char *path, int gzip, int append)
 		sp_err("create %s: %s", path, strerror(err));
 		goto fail;
 	}
-	if (append && rename(path, out->tmp_path) < 0 && errno != ENOENT) {
-		err = errno;
-		sp_err("append to %s: %s", path, strerror(err));
-		goto fail;
-	}
-	out->fd = open(out->tmp_path, O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC),
-		       0644);
+	out->fd = open(out->tmp_path, O_WRONLY | O_CREAT | O_CLOEXEC | O_TRUNC, 0644);
 	if (out->fd < 0) {
 		err = errno;
 		sp_err("create %s: %s", out->tmp_path, strerror(err));
-		if (append)
-			rename(out->tmp_path, path);
 		goto fail;
 	}
-	out->kept = append && !fstat(out->fd, &st) ? st.st_size : 0;
 	if (gzip) {
-		out->gz = gzdopen(out->fd, append ? "ab6" : "wb6");
+		out->gz = gzdopen(out->fd, "wb6");
 		if (!out->gz) {
 			err = errno ? errno : ENOMEM;
 			sp_err("gzip %s: %s", out->tmp_path, strerror(err));
 			close(out->fd);
-			restore(out);
+			unlink(out->tmp_path);
 			goto fail;
 		}
 	}
@@ -155,7 +130,7 @@ int jfr_out_close(struct jfr_out *out, int discard)
 		sp_err("rename %s to %s: %s", out->tmp_path, out->path, strerror(err));
 	}
 	if (out->error || discard)
-		restore(out);
+		unlink(out->tmp_path);
 	ret = out->error;
 	free(out->path);
 	free(out->tmp_path);

@@ -2,7 +2,7 @@
  *
  * The file is created as PATH.tmp and renamed to PATH on a successful
  * close, so a reader never sees half a recording under the final name and a
- * failed recording leaves nothing behind (or, appending, what it had).
+ * failed recording leaves nothing behind.
  */
 #ifndef SPARKPROF_JFR_OUT_H
 #define SPARKPROF_JFR_OUT_H
@@ -11,11 +11,8 @@
 
 struct jfr_out;
 
-/* NULL with errno set, after an sp_err line naming the path.  append: PATH,
- * if there, is moved to PATH.tmp and written after (a JFR file is a
- * sequence of chunks, a gzip file one of members); a failed or discarded
- * append leaves PATH as it was. */
-struct jfr_out *jfr_out_open(const char *path, int gzip, int append);
+/* NULL with errno set, after an sp_err line naming the path. */
+struct jfr_out *jfr_out_open(const char *path, int gzip);
 /* Returns 0 or -errno (reported once with the path). */
 int jfr_out_write(struct jfr_out *out, const void *p, size_t n);
 /* Flushes and renames into place; on failure, or when discard is set,

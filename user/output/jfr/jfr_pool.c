@@ -177,56 +177,6 @@ uint64_t jfr_pool_intern(struct jfr_pool *pool, const void *value, size_t len,
 	return key;
 }
 
-int jfr_pool_save_keys(const struct jfr_pool *pool, struct jfr_buf *out)
-{
-	const struct jfr_map *t = &pool->taken;
-	uint64_t head[3] = { pool->next_key, pool->next_spare, t->count };
-
-	jfr_buf_put(out, head, sizeof(head));
-	for (size_t i = 0; i < t->nslots; i++)
-		if (t->keys[i]) {
-			uint64_t kv[2] = { t->keys[i], t->values[i] };
-
-			jfr_buf_put(out, kv, sizeof(kv));
-		}
-	return out->failed ? -ENOMEM : 0;
-}
-
-static int take_u64(const uint8_t **pos, const uint8_t *end, uint64_t *v)
-{
-	if ((size_t)(end - *pos) < sizeof(*v))
-		return -EINVAL;
-	memcpy(v, *pos, sizeof(*v));
-	*pos += sizeof(*v);
-	return 0;
-}
-
-int jfr_pool_load_keys(struct jfr_pool *pool, const uint8_t **pos, const uint8_t *end)
-{
-	uint64_t n, k, v;
-
-	if (take_u64(pos, end, &pool->next_key) || take_u64(pos, end, &pool->next_spare) ||
-	    take_u64(pos, end, &n))
-		return -EINVAL;
-	for (uint64_t i = 0; i < n; i++) {
-		if (take_u64(pos, end, &k) || take_u64(pos, end, &v) || !k)
-			return -EINVAL;
-		if (jfr_map_put(&pool->taken, k, v))
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-uint64_t jfr_pool_take_key(struct jfr_pool *pool)
-{
-	return pool->next_key++;
-}
-
-uint64_t jfr_pool_type(const struct jfr_pool *pool)
-{
-	return pool->type_id;
-}
-
 size_t jfr_pool_count(const struct jfr_pool *pool)
 {
 	return pool->count;

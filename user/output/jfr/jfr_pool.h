@@ -33,13 +33,6 @@ void jfr_pool_trim(struct jfr_pool *pool);
  * memory kept (jfr_release_pages). */
 void jfr_pool_release(struct jfr_pool *pool);
 
-/* The pool's key state (counters and wanted keys in use), which a later
- * writer appending to the same file needs so that keys still never repeat:
- * appended to out, and read back (advancing *pos) into a new pool.  0, or
- * -ENOMEM / -EINVAL (state cut short). */
-int jfr_pool_save_keys(const struct jfr_pool *pool, struct jfr_buf *out);
-int jfr_pool_load_keys(struct jfr_pool *pool, const uint8_t **pos, const uint8_t *end);
-
 /* First key handed out in place of a wanted key that is already taken. */
 #define JFR_POOL_SPARE_KEYS (1u << 30)
 /* Wanted keys a file keeps (a thread pool: distinct thread ids; 16 bytes
@@ -57,11 +50,6 @@ int jfr_pool_load_keys(struct jfr_pool *pool, const uint8_t **pos, const uint8_t
 uint64_t jfr_pool_intern(struct jfr_pool *pool, const void *value, size_t len,
 			 uint64_t want_key);
 
-/* A sequential key for an entry the caller writes itself (the chunk's
- * stacks read back from their source): never handed out again. */
-uint64_t jfr_pool_take_key(struct jfr_pool *pool);
-
-uint64_t jfr_pool_type(const struct jfr_pool *pool);
 size_t jfr_pool_count(const struct jfr_pool *pool);
 /* The serialized entries (key varint + value bytes, in insertion order). */
 const struct jfr_buf *jfr_pool_entries(const struct jfr_pool *pool);

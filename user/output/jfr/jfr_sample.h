@@ -34,23 +34,6 @@ struct jfr_sample {
 	uint64_t weight;              /* samples represented, >= 1 */
 	const struct frame *frames;   /* leaf first */
 	int nframes;
-	/* Non-zero: equal keys mean equal frames (e.g. a stack_table id + 1),
-	 * so a stack already written in this chunk is not encoded again. 0:
-	 * the frames are encoded and looked up every time. */
-	uint64_t stack_key;
-};
-
-/* Where a writer reads a stack_key's frames again when it writes the
- * chunk, so that a chunk keeps 16 bytes a stack instead of its encoding
- * (about 200 bytes a Spark stack).  frames() puts at most max frames of
- * stack_key, leaf first, into out and returns how many the stack has
- * (more than max: the rest are left out), or -1 for a key it does not
- * know.  The frames must stay the same until the chunk that holds the key
- * is written; frames() may be called from the thread that closes the
- * writer. */
-struct jfr_stack_source {
-	int (*frames)(void *ctx, uint64_t stack_key, struct frame *out, int max);
-	void *ctx;
 };
 
 #endif

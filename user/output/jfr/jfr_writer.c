@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "base/log.h"
-#include "output/jfr/jfr_buf.h"
 #include "output/jfr/jfr_chunk.h"
 #include "output/jfr/jfr_metadata.h"
 #include "output/jfr/jfr_out.h"
@@ -86,7 +85,7 @@ struct jfr_writer *jfr_writer_open(const char *path, const struct jfr_recording_
 		err = -ENOMEM;
 		goto fail;
 	}
-	if (!(w->chunk = jfr_chunk_new(opts ? opts->stacks : NULL))) {
+	if (!(w->chunk = jfr_chunk_new())) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -97,11 +96,8 @@ struct jfr_writer *jfr_writer_open(const char *path, const struct jfr_recording_
 	w->ctx.destination = w->path;
 	w->chunk_bytes = opts && opts->chunk_bytes ? opts->chunk_bytes : JFR_DEFAULT_CHUNK_BYTES;
 	jfr_chunk_begin(w->chunk, info->start_monotonic_ns);
-	if (opts && opts->append && opts->keys &&
-	    (err = jfr_chunk_load_keys(w->chunk, opts->keys, opts->keys_len)))
-		goto fail;
 	/* Opened last: a failure above leaves no file behind. */
-	w->out = jfr_out_open(path, opts && opts->gzip, opts && opts->append);
+	w->out = jfr_out_open(path, opts && opts->gzip);
 	if (!w->out) {
 		err = -errno;
 		writer_free(w);
@@ -182,8 +178,7 @@ int jfr_writer_idle(struct jfr_writer *w)
 	return 0;
 }
 
-/* keys: NULL, or where the key state goes on success. */
-static int close_writer(struct jfr_writer *w, struct jfr_writer_stats *out, struct jfr_buf *keys)
+int jfr_writer_close_stats(struct jfr_writer *w, struct jfr_writer_stats *out)
 {
 	int ret = w->error;
 
@@ -191,35 +186,10 @@ static int close_writer(struct jfr_writer *w, struct jfr_writer_stats *out, stru
 	 * last chunk is written even when it holds no samples. */
 	if (!ret)
 		ret = finish_chunk(w, true);
-	if (!ret && keys && (ret = jfr_chunk_save_keys(w->chunk, keys)))
-		sp_err("JFR %s: %s", w->path, strerror(-ret));
 	ret = jfr_out_close(w->out, ret != 0) ?: ret;
 	if (out)
 		*out = w->stats;
 	writer_free(w);
-	return ret;
-}
-
-int jfr_writer_close_stats(struct jfr_writer *w, struct jfr_writer_stats *out)
-{
-	return close_writer(w, out, NULL);
-}
-
-int jfr_writer_close_keys(struct jfr_writer *w, struct jfr_writer_stats *out, void **keys,
-			  size_t *keys_len)
-{
-	struct jfr_buf b;
-	int ret;
-
-	jfr_buf_init(&b);
-	ret = close_writer(w, out, &b);
-	if (ret) {
-		jfr_buf_free(&b);
-		b.data = NULL;
-		b.len = 0;
-	}
-	*keys = b.data;
-	*keys_len = b.len;
 	return ret;
 }
 

@@ -48,15 +48,6 @@ struct jfr_recording_info {
 struct jfr_writer_options {
 	int gzip;             /* gzip the file (JMC reads it; `jfr` does not) */
 	size_t chunk_bytes;   /* target chunk size; 0 = JFR_DEFAULT_CHUNK_BYTES */
-	int append;           /* add chunks after those PATH holds (jfr_out.h) */
-	/* Appending: the key state jfr_writer_close_keys gave for PATH, so
-	 * that no key means two things in one file (jfr_pool.h). */
-	const void *keys;
-	size_t keys_len;
-	/* NULL: each new stack is encoded when its first sample comes;
-	 * otherwise samples with a stack_key are read back from here when
-	 * their chunk is written (see struct jfr_stack_source). */
-	const struct jfr_stack_source *stacks;
 };
 
 #define JFR_DEFAULT_CHUNK_BYTES (8u << 20)
@@ -97,11 +88,5 @@ void jfr_writer_stats(const struct jfr_writer *w, struct jfr_writer_stats *out);
 size_t jfr_writer_memory(const struct jfr_writer *w);
 /* jfr_writer_close that also reports the final stats (out may be NULL). */
 int jfr_writer_close_stats(struct jfr_writer *w, struct jfr_writer_stats *out);
-
-/* jfr_writer_close_stats that, on success, also gives the key state a
- * writer appending to PATH later needs (*keys malloc'd, the caller frees
- * it). */
-int jfr_writer_close_keys(struct jfr_writer *w, struct jfr_writer_stats *out, void **keys,
-			  size_t *keys_len);
 
 #endif
