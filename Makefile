@@ -25,6 +25,9 @@ CFLAGS   += -std=gnu11 -Wall -Wextra -Werror=implicit-function-declaration \
             -fno-omit-frame-pointer -D_GNU_SOURCE
 CPPFLAGS += -Iinclude -Iuser -I$(BUILD)
 LDLIBS   += -lbpf -lelf -lz -lpthread -lm
+# Spark's event logs and REST API (user/spark/event_log*, spark_rest): its
+# codecs, JSON and HTTP.
+LDLIBS   += -lzstd -llz4 -lsnappy -ljson-c -lcurl
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall \
               -Ivmlinux -Iinclude

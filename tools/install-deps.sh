@@ -15,6 +15,9 @@ apt_packages="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config mak
 # The HTML pages' tests load them in headless Chromium, driven by Playwright
 # (tests/integration/browser.py; installed below, with no browser of its own).
 apt_packages="$apt_packages chromium"
+# Spark's event logs (zstd, lz4 and snappy as Spark frames them; JSON lines)
+# and its REST API (HTTP): user/spark/event_log*.c and spark_rest.c.
+apt_packages="$apt_packages libzstd-dev liblz4-dev libsnappy-dev libjson-c-dev libcurl4-openssl-dev"
 
 # Installs the Debian packages named that are not installed yet.
 install_missing() {
