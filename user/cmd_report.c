@@ -45,13 +45,20 @@ int cmd_report(int argc, char **argv)
 	int written = 0, err;
 	bool from_store;
 
+	/* More than one folder, or an option past --help: the application report. */
+	if (argc > 2 || (argc == 2 && argv[1][0] == '-' && strcmp(argv[1], "-h") &&
+			 strcmp(argv[1], "--help")))
+		return cmd_app_report(argc, argv);
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		printf("usage: sparkprof report DIR\n\n"
+		printf("usage: sparkprof report DIR\n"
+		       "       sparkprof report DIR... -o OUT [--event-log PATH | --spark-ui URL]\n\n"
 		       "Writes a recording's files again from its sample store, DIR/samples.store:\n"
 		       "the folded and JFR files and flame graphs of the node, each executor and\n"
 		       "each stage, as the recording did, and DIR/index.html (the run at a\n"
 		       "glance, from DIR/summary.json and the files there). A folder without a\n"
-		       "store gets the flame graph X.html of every X.folded below it.\n");
+		       "store gets the flame graph X.html of every X.folded below it.\n\n"
+		       "With -o, the application report of any number of recordings, joined\n"
+		       "with Spark's event log or UI (sparkprof report DIR... -o OUT --help).\n");
 		return 0;
 	}
 	if (argc != 2 || argv[1][0] == '-') {

@@ -156,9 +156,10 @@ def stages_by_executor(event_log):
 
 def run_job(work_dir, executor_java_options="", master="local-cluster[2,1,1024]",
             java_home="/usr/lib/jvm/java-17-openjdk-amd64", before_job=None,
-            while_running=None, timeout=900):
-    """Runs the job; returns a SparkRun.  Raises AssertionError with the
-    driver's output on failure.  Leaves no JVM behind."""
+            while_running=None, timeout=900, driver=DRIVER):
+    """Runs the job (driver: a program of DRIVER's arguments and protocol);
+    returns a SparkRun.  Raises AssertionError with the driver's output on
+    failure.  Leaves no JVM behind."""
     work_dir = str(work_dir)
     event_dir = os.path.join(work_dir, "events")
     os.makedirs(event_dir, exist_ok=True)
@@ -166,7 +167,7 @@ def run_job(work_dir, executor_java_options="", master="local-cluster[2,1,1024]"
     go = os.path.join(work_dir, "go")
     script = os.path.join(work_dir, "driver.py")
     with open(script, "w") as f:
-        f.write(DRIVER)
+        f.write(driver)
     env = dict(os.environ, JAVA_HOME=java_home, SPARK_HOME=private_spark_home(work_dir),
                PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
                SPARK_LOCAL_IP="127.0.0.1", SPARK_LOCAL_DIRS=os.path.join(work_dir, "local"))

@@ -20,6 +20,8 @@ EMBED(sp_asset_flame_css, "flame.css");
 EMBED(sp_asset_flame_js, "flame.js");
 EMBED(sp_asset_index_html, "index.html");
 EMBED(sp_asset_index_js, "index.js");
+EMBED(sp_asset_report_html, "report.html");
+EMBED(sp_asset_report_js, "report.js");
 
 const char *page_asset(enum page_asset a, size_t *len)
 {
@@ -29,6 +31,8 @@ const char *page_asset(enum page_asset a, size_t *len)
 		[ASSET_FLAME_JS] = { sp_asset_flame_js, sp_asset_flame_js_end },
 		[ASSET_INDEX_HTML] = { sp_asset_index_html, sp_asset_index_html_end },
 		[ASSET_INDEX_JS] = { sp_asset_index_js, sp_asset_index_js_end },
+		[ASSET_REPORT_HTML] = { sp_asset_report_html, sp_asset_report_html_end },
+		[ASSET_REPORT_JS] = { sp_asset_report_js, sp_asset_report_js_end },
 	};
 
 	if ((unsigned)a >= ASSET_MAX) {

@@ -1,5 +1,5 @@
-/* page_assets.h - the HTML, CSS and JS of the flame graph and run index
- * pages. They live as files in user/output/web/ and are embedded into the
+/* page_assets.h - the HTML, CSS and JS of the flame graph, run index and
+ * application report pages. They live as files in user/output/web/ and are embedded into the
  * binary when it is built (.incbin), so a page needs nothing at run time.
  *
  * Templates hold markers that the writers replace: @TITLE@ (HTML text),
@@ -17,6 +17,8 @@ enum page_asset {
 	ASSET_FLAME_JS,
 	ASSET_INDEX_HTML,
 	ASSET_INDEX_JS,
+	ASSET_REPORT_HTML,
+	ASSET_REPORT_JS,
 	ASSET_MAX,
 };
 

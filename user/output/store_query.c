@@ -112,6 +112,64 @@ struct flame_tree *store_query_flame(struct store_reader *r, const struct label_
 	return t;
 }
 
+static bool excepted(const struct sample_labels *l, const int64_t *except, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (l->task == except[i])
+			return true;
+	return false;
+}
+
+/* The path's frames as one stack text, without the process and thread
+ * levels: the same code on two executors (or nodes) is one frame. */
+static int frames_text(const struct row_path *p, char **buf, size_t *cap, size_t *len)
+{
+	*len = 0;
+	for (uint32_t d = 1; d <= p->depth; d++) {
+		if (!row_path_is_frame(p, d))
+			continue;
+		if (grow_array((void **)buf, cap, *len + p->lens[d] + 2, 1))
+			return -ENOMEM;
+		if (*len)
+			(*buf)[(*len)++] = ';';
+		memcpy(*buf + *len, p->texts[d], p->lens[d]);
+		*len += p->lens[d];
+	}
+	return 0;
+}
+
+int store_query_tree_add(struct store_reader *r, const struct label_filter *f,
+			 const int64_t *except, size_t nexcept, struct flame_tree *t, int column)
+{
+	struct store_merge *m = store_merge_open(r);
+	struct row_path path = { 0 };
+	struct store_node n;
+	char *text = NULL;
+	size_t text_cap = 0, text_len;
+	int rc = 0, err = m ? 0 : -errno;
+
+	while (!err && (rc = store_merge_next(m, &n)) == 1) {
+		uint64_t self = 0;
+
+		for (size_t i = 0; i < n.nrows; i++)
+			if (n.rows[i].kind == SAMPLE_CPU && label_filter_match(f, n.rows[i].labels) &&
+			    !excepted(n.rows[i].labels, except, nexcept))
+				self += n.rows[i].weight;
+		err = row_path_enter(&path, &n);
+		if (!err && self && !(err = frames_text(&path, &text, &text_cap, &text_len)) &&
+		    text_len)
+			err = flame_tree_add_stack(t, text, text_len, self, column);
+	}
+	free(text);
+	if (m && !err && rc < 0)
+		err = rc;
+	if (err == -ENOMEM)
+		sp_err("flame graph of %s: %s", store_reader_path(r), strerror(ENOMEM));
+	store_merge_close(m);
+	row_path_free(&path);
+	return err;
+}
+
 /* A pprof profile written as it is made: top-level fields may come in any
  * order, so samples go out as they are found, and functions and strings
  * the first time one is needed. */

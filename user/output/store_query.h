@@ -30,6 +30,14 @@ enum query_kind { QUERY_CPU, QUERY_WALL, QUERY_OFF_CPU };
 struct flame_tree *store_query_flame(struct store_reader *r, const struct label_filter *f,
 				     enum query_kind kind, double min_width_pct, int *err);
 
+/* Adds the matching on-CPU samples of r, but those of the tasks in
+ * except[0..nexcept), to column of t, unpruned and without the process
+ * and thread levels: trees of several stores (nodes, executors) add up,
+ * and a diff's two columns fill from two filters. 0 or -errno after a
+ * message. */
+int store_query_tree_add(struct store_reader *r, const struct label_filter *f,
+			 const int64_t *except, size_t nexcept, struct flame_tree *t, int column);
+
 /* Writes path: a gzip'd pprof profile of the matching samples, with a
  * value per kind the recording has (samples/count, wall/nanoseconds,
  * offcpu/nanoseconds), frame types kept, and each sample's labels
