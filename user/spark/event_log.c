@@ -108,14 +108,16 @@ static int job_stages(struct reader *r, struct json_object *ev, int64_t id)
 {
 	struct json_object *ids, *infos;
 	size_t n, ninfo;
-	int err = jf_arr(&r->e, ev, "Stage IDs", &ids, &n) ?: jf_arr(&r->e, ev, "Stage Infos", &infos, &ninfo);
-	int32_t *v = err ? NULL : malloc((n ? n : 1) * sizeof(*v));
-	const char *name = last_stage_name(infos, ninfo);
+	int err = jf_arr(&r->e, ev, "Stage IDs", &ids, &n) ?:
+		  jf_arr(&r->e, ev, "Stage Infos", &infos, &ninfo);
+	const char *name;
 	struct spark_job *j;
+	int32_t *v;
 
 	if (err)
 		return err;
-	if (!v)
+	name = last_stage_name(infos, ninfo);
+	if (!(v = malloc((n ? n : 1) * sizeof(*v))))
 		return jf_nomem(&r->e);
 	for (size_t i = 0; !err && i < n; i++)
 		if (!stage_id_at(ids, i, &v[i]))
@@ -132,7 +134,8 @@ static int on_job_start(struct reader *r, struct json_object *ev)
 	struct json_object *props;
 	struct spark_job *j;
 	int64_t id = 0;
-	int err = jf_int(&r->e, ev, "Job ID", &id, true) ?: jf_obj(&r->e, ev, "Properties", &props, false) ?:
+	int err = jf_int(&r->e, ev, "Job ID", &id, true) ?:
+		  jf_obj(&r->e, ev, "Properties", &props, false) ?:
 		  job_stages(r, ev, id);
 
 	if (err)
@@ -169,7 +172,8 @@ static int on_stage(struct reader *r, struct json_object *ev)
 	struct json_object *info, *props, *failure;
 	struct spark_stage_info *s;
 	int32_t id = 0, attempt = 0;
-	int err = jf_obj(&r->e, ev, "Stage Info", &info, true) ?: jf_i32(&r->e, info, "Stage ID", &id, true) ?:
+	int err = jf_obj(&r->e, ev, "Stage Info", &info, true) ?:
+		  jf_i32(&r->e, info, "Stage ID", &id, true) ?:
 		  jf_i32(&r->e, info, "Stage Attempt ID", &attempt, false) ?:
 		  jf_obj(&r->e, ev, "Properties", &props, false);
 
@@ -243,7 +247,8 @@ static int on_sql_start(struct reader *r, struct json_object *ev)
 	const char *d;
 	size_t len;
 	int64_t id = 0;
-	int err = jf_int(&r->e, ev, "executionId", &id, true) ?: jf_str(&r->e, ev, "description", &d, &len);
+	int err = jf_int(&r->e, ev, "executionId", &id, true) ?:
+		  jf_str(&r->e, ev, "description", &d, &len);
 
 	if (err)
 		return err;

@@ -388,7 +388,8 @@ static struct listing *list_stages(const struct spark_app_record *r, size_t *n)
 	for (size_t j = 0; j < r->njobs; j++)
 		for (size_t i = 0; i < r->jobs[j].nstage_ids; i++)
 			l[k++] = (struct listing){ r->jobs[j].stage_ids[i], (uint32_t)j };
-	qsort(l, total, sizeof(*l), cmp_listing);
+	if (total)
+		qsort(l, total, sizeof(*l), cmp_listing);
 	*n = total;
 	return l;
 }
@@ -488,9 +489,12 @@ struct spark_app_record *app_builder_finish(struct app_builder *b)
 {
 	struct spark_app_record *r = &b->rec, *out;
 
-	qsort(r->stages, r->nstages, sizeof(*r->stages), cmp_stage);
-	qsort(r->jobs, r->njobs, sizeof(*r->jobs), cmp_job);
-	qsort(r->tasks, r->ntasks, sizeof(*r->tasks), cmp_task);
+	if (r->nstages)
+		qsort(r->stages, r->nstages, sizeof(*r->stages), cmp_stage);
+	if (r->njobs)
+		qsort(r->jobs, r->njobs, sizeof(*r->jobs), cmp_job);
+	if (r->ntasks)
+		qsort(r->tasks, r->ntasks, sizeof(*r->tasks), cmp_task);
 	if (settle_jobs(b) || settle_stages(b) || !(out = malloc(sizeof(*out)))) {
 		app_builder_free(b);
 		errno = ENOMEM;

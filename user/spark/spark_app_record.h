@@ -29,8 +29,8 @@ struct spark_task {                   /* one task attempt that ended */
 	int32_t stage, stage_attempt;
 	int32_t index;                /* index in the stage's task set (the partition, bar retries) */
 	int32_t attempt;
-	char executor_id[64];         /* cut to fit */
-	char host[256];
+	char executor_id[32];         /* cut to fit (ids are "driver" or numbers) */
+	char host[128];               /* cut to fit */
 	uint64_t launch_ms, finish_ms; /* epoch ms */
 	uint64_t run_ms;              /* executorRunTime */
 	uint64_t cpu_ns;              /* executorCpuTime */
