@@ -1,0 +1,8 @@
+/* fuzz_codec_lz4.c - Spark's lz4 event log framing (event_log_codec.h) on
+ * any bytes. */
+#include "codec_fuzz.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	return fuzz_codec(SPARK_CODEC_LZ4, data, size);
+}
