@@ -9,7 +9,9 @@
  *   lz4     lz4-java's LZ4BlockOutputStream: "LZ4Block", a token (method
  *           and block size), little-endian compressed and original lengths
  *           and an xxhash32 checksum, then the block; an empty block ends a
- *           stream and another may follow;
+ *           stream and another may follow.  A block is written only when
+ *           its 32 KiB are full (Spark's flushes do not end one), so a
+ *           running application's lz4 log shows only its full blocks;
  *   snappy  snappy-java's SnappyOutputStream: "\x82SNAPPY\0", two
  *           big-endian version ints, then chunks of a big-endian length and
  *           a raw snappy block; a header may start again (concatenation).
