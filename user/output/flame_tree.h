@@ -58,8 +58,8 @@ int flame_tree_child(struct flame_tree *t, uint32_t parent, const char *text, si
 int flame_tree_add_self(struct flame_tree *t, uint32_t node, uint64_t count, int column);
 
 /* Adds to node's own count and its total in column, and to nothing else:
- * for a tree whose totals are known already (a saved tree read without
- * the nodes a page leaves out).  0 or -EOVERFLOW. */
+ * for a tree whose totals are known already (page_builder's, built
+ * without the nodes a page leaves out).  0 or -EOVERFLOW. */
 int flame_tree_add_counts(struct flame_tree *t, uint32_t node, uint64_t self, uint64_t total,
 			  int column);
 
@@ -67,8 +67,8 @@ int flame_tree_add_counts(struct flame_tree *t, uint32_t node, uint64_t self, ui
  * built without the nodes narrower than it makes the same page. */
 uint64_t flame_tree_min_width(uint64_t total, double min_width_pct);
 
-/* Nodes left out of t while it was built (a page's narrow ones, from a
- * saved tree): its page counts them among all the nodes there were. */
+/* Nodes left out of t while it was built (a page's narrow ones, by
+ * page_builder): its page counts them among all the nodes there were. */
 void flame_tree_add_left_out(struct flame_tree *t, uint64_t nodes);
 uint64_t flame_tree_left_out(const struct flame_tree *t);
 
