@@ -152,6 +152,19 @@ static __always_inline int python_walk(struct task_struct *task,
 	c.start = (__u32)native_bytes / 8;
 	if (c.start > PY_NATIVE_FRAMES)
 		c.start = PY_NATIVE_FRAMES;
+	/* bpf_get_stack() follows frame pointers into code that keeps none
+	 * (numpy's loops) and reads data from there on: the native part ends
+	 * at its first word that is no user address, which could otherwise
+	 * carry SP_USTACK_PYTHON_TAG's bit (a double >= 2.0 does) and read as
+	 * a Python frame. */
+	for (__u32 i = 0; i < PY_NATIVE_FRAMES; i++) {
+		if (i >= c.start)
+			break;
+		if (frames[i] >= USER_ADDR_END) {
+			c.start = i;
+			break;
+		}
+	}
 	c.n = c.start;
 	c.want_tid = py->tid_is_pthread ? task->thread.fsbase : (__u64)task->pid;
 	c.at = py_read_u64(py->interp + py->interp_threads);

@@ -108,6 +108,31 @@ if [ "$(python3 -c 'import pyspark; print(pyspark.__version__)' 2>/dev/null)" !=
 	python3 -m pip install -q "pyspark==$pyspark_version"
 fi
 
+# PySpark 4 with its Python UDF dependencies and py-spy, in one venv per CPython
+# (tests/integration/test_pyspark_python.py: a local-cluster job's Python
+# workers, whose frames sparkprof walks, compared with py-spy's): from pyenv's
+# 3.11.7 and 3.12.1, kept under /var/cache/sparkprof-deps/pyspark4-pyX.Y.
+# Pinned; a venv is rebuilt only when its pins differ from these.
+pyspark4_pins="pyspark==4.0.1 pandas==2.2.3 pyarrow==20.0.0 numpy==2.2.6 py-spy==0.4.1"
+pyenv_root=$(pyenv root 2>/dev/null || echo "${PYENV_ROOT:-$HOME/.pyenv}")
+for pyspark4_python in 3.11.7 3.12.1; do
+	base_python="$pyenv_root/versions/$pyspark4_python/bin/python3"
+	venv=/var/cache/sparkprof-deps/pyspark4-py${pyspark4_python%.*}
+	if [ ! -x "$base_python" ]; then
+		echo "install-deps: no pyenv CPython $pyspark4_python ($base_python): $venv skipped" >&2
+		continue
+	fi
+	if [ "$(cat "$venv/.sparkprof-pins" 2>/dev/null)" != "$pyspark4_pins" ]; then
+		echo "install-deps: building $venv ($pyspark4_pins)"
+		# built in place (a venv's scripts name its folder); the pins file,
+		# written last, says it is complete
+		rm -rf "$venv"
+		"$base_python" -m venv "$venv"
+		"$venv/bin/python3" -m pip install -q $pyspark4_pins
+		echo "$pyspark4_pins" >"$venv/.sparkprof-pins"
+	fi
+done
+
 # JDK Mission Control's parser (tests that JMC loads the JFR writer's files,
 # plain and gzip), with its dependencies, from Maven Central.
 jmc_version=9.1.0

@@ -166,6 +166,21 @@ int main(void)
 	      (unsigned long long)(st->user_frames - before.user_frames),
 	      (unsigned long long)(st->user_unknown - before.user_unknown));
 
+	/* A frame-pointer walk's data can carry the bits that tag a walker's
+	 * frames (a double >= 2.0 has SP_USTACK_PYTHON_TAG's, a negative one
+	 * SP_USTACK_METHOD_TAG's): without the walker's names (a stack the
+	 * walker did not make) they are native garbage, one [unknown]. */
+	struct user_names plain = { .symbolizer = self };
+	uint64_t doubles[] = { (uint64_t)(uintptr_t)recurse_a + 1, 0x40d3880000000000ull,
+			       0xc000000000000000ull, (uint64_t)(uintptr_t)recurse_b + 4 };
+
+	got = stack_resolver_resolve(r, &plain, 5, NULL, 0, doubles, 4, out, STACK_MAX_FRAMES);
+	CHECK(got == 3 && !strcmp(out[0].name, "recurse_a") && !strcmp(out[1].name, "[unknown]") &&
+	      out[1].type != FRAME_PYTHON && out[1].type != FRAME_INTERPRETED &&
+	      !strcmp(out[2].name, "recurse_b"),
+	      "tagged words of a stack no walker made read as one [unknown] (%zu frames: %s)", got,
+	      got > 1 ? out[1].name : "-");
+
 	proc_symbolizer_free(self); /* before the resolver: it holds its binaries */
 	stack_resolver_free(r);
 	munmap(page, 4096);

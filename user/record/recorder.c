@@ -498,7 +498,8 @@ static void file_record(struct recorder *rec, const struct pending_record *pr)
 		if (name)
 			s.thread_name = name;
 		names.name_jit = java_process_name_jit;
-		names.name_method = java_process_name_method;
+		if (pr->ustack_flags & SP_USTACK_WALKED)
+			names.name_method = java_process_name_method;
 		names.jit_ctx = p->java;
 		if (p->executor)
 			helper_idle = java_process_thread_idle(p->java, s.ns_tid,
@@ -509,7 +510,8 @@ static void file_record(struct recorder *rec, const struct pending_record *pr)
 	}
 	if (p->python) {
 		python_procs_find_served(rec->processes, p, pr->timestamp_ns);
-		names.name_python = python_process_name_frame;
+		if (pr->ustack_flags & SP_USTACK_PYTHON)
+			names.name_python = python_process_name_frame;
 		names.in_interpreter = python_process_in_interpreter;
 		names.python_ctx = p->python;
 	}

@@ -297,7 +297,12 @@ size_t stack_resolver_resolve(struct stack_resolver *r, const struct user_names 
 		enum frame_outcome outcome;
 		size_t start = n;
 
-		if (past_interpreter && !(user[i] & SP_USTACK_PYTHON_TAG))
+		/* A tag is only a walker's frame where that walker ran (the
+		 * names say so); in a frame-pointer walk the bit is data. */
+		bool method = (user[i] & SP_USTACK_METHOD_TAG) && names->name_method;
+		bool python = (user[i] & SP_USTACK_PYTHON_TAG) && names->name_python;
+
+		if (past_interpreter && !python)
 			continue;
 		/* The innermost frame is looked up differently (not a return
 		 * address): it is never memoized. */
@@ -308,9 +313,9 @@ size_t stack_resolver_resolve(struct stack_resolver *r, const struct user_names 
 			last_unknown = false; /* unnamed native frames are not memoized */
 			continue;
 		}
-		if (user[i] & SP_USTACK_METHOD_TAG) {
+		if (method) {
 			out[n++] = resolve_method(names, user[i] & ~SP_USTACK_METHOD_TAG, &outcome);
-		} else if (user[i] & SP_USTACK_PYTHON_TAG) {
+		} else if (python) {
 			out[n++] = resolve_python(names, user[i], ts, &outcome);
 			past_interpreter = false;
 		} else {

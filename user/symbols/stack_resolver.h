@@ -68,11 +68,13 @@ struct user_names {
 	int (*name_jit)(void *ctx, uint64_t addr, uint64_t ts, struct frame *out, int max);
 	/* Names an interpreted frame, which the walker recorded as the
 	 * runtime's method (a user address tagged SP_USTACK_METHOD_TAG);
-	 * 1, or 0 when unknown. NULL: no interpreted frames expected. */
+	 * 1, or 0 when unknown. NULL: the stack is not the walker's (a
+	 * tagged word is data a frame-pointer walk read: a native frame). */
 	int (*name_method)(void *ctx, uint64_t method, struct frame *out);
 	void *jit_ctx;
 	/* Names a Python frame (SP_USTACK_PYTHON_TAG) as of ts: 1, or 0 when
-	 * unknown. NULL: not a Python process. */
+	 * unknown. NULL: the stack holds no Python frames (not walked as a
+	 * Python thread's: a tagged word is data, a native frame). */
 	int (*name_python)(void *ctx, uint64_t frame, uint64_t ts, struct frame *out);
 	/* Whether a native address is the Python interpreter's own code:
 	 * native frames after it, up to the next Python frame, are dropped. */
