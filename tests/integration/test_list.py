@@ -29,6 +29,10 @@ def table_rows(out):
     assert header == ["PID", "USER", "JDK", "HELPER", "FP", "WALK", "APP", "EXECUTOR", "MAIN"], lines[0]
     rows = {}
     for line in lines[1:]:
+        if not line:
+            break  # then the Python processes no JVM started
+        if line.startswith("  "):
+            continue  # a Python process under the JVM above
         cols = line.split(None, len(header) - 1)
         rows[int(cols[0])] = dict(zip(header, cols))
     return rows

@@ -17,8 +17,12 @@ cd "$OUT" || exit 1
 uname -r > release
 
 # 1. The whole node: a native program with known hot functions.
-"$PROGS/hot_functions" 5 > native.out 2>&1 &
+#    It runs until the recording is over: an emulated VM on a busy host can
+#    take seconds to start the recorder.
+"$PROGS/hot_functions" 600 > native.out 2>&1 &
+native=$!
 "$SP" record -a -d 3 -o all > all.log 2>&1
+kill "$native"
 wait
 
 # 2. A JVM by pid: the simulated executor, with the helper and frame pointers.
