@@ -24,7 +24,7 @@ CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror=implicit-function-declaration \
             -fno-omit-frame-pointer -D_GNU_SOURCE
 CPPFLAGS += -Iinclude -Iuser -I$(BUILD)
-LDLIBS   += -lbpf -lelf -lz -lpthread -lm
+LDLIBS   += -lbpf -lelf -lz -lcurl -lprotobuf-c -lpthread -lm
 # Spark's event logs and REST API (user/spark/event_log*, spark_rest): its
 # codecs, JSON and HTTP.
 LDLIBS   += -lzstd -llz4 -lsnappy -ljson-c -lcurl

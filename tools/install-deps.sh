@@ -8,10 +8,12 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 
-# Build: BPF compiler, libbpf, skeleton generator, libelf, zlib.
+# Build: BPF compiler, libbpf, skeleton generator, libelf, zlib; libcurl and
+# protobuf-c (with protoc-c, which generates the OTLP messages' C code).
 # Tests and benchmarks: a JDK, linux-perf for comparisons, python3 + pytest.
 apt_packages="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc
-	libc6-dev linux-perf python3 python3-pip procps util-linux binutils passwd"
+	libc6-dev linux-perf python3 python3-pip procps util-linux binutils passwd
+	libcurl4-openssl-dev protobuf-c-compiler libprotobuf-c-dev"
 # The HTML pages' tests load them in headless Chromium, driven by Playwright
 # (tests/integration/browser.py; installed below, with no browser of its own).
 apt_packages="$apt_packages chromium"
@@ -48,6 +50,27 @@ if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then
 fi
 
 python3 -m pytest --version >/dev/null 2>&1 || python3 -m pip install -q pytest
+
+# An OpenTelemetry Collector v0.165.0 for the OTLP export tests
+# (tests/integration/test_otlp.py): the OTLP receiver and contrib's file
+# exporter, built from tools/otelcol with modules from the Go module proxy.
+# `go mod tidy` fails on a test-only module of the file exporter, so go.mod
+# and go.sum are kept as `go get` left them and the build is -mod=readonly.
+# Rebuilt only when tools/otelcol changes.
+otelcol_dir=/var/cache/sparkprof-deps/otelcol-0.165.0
+otelcol_src="$(cd "$(dirname "$0")/otelcol" && pwd)"
+otelcol_key=$(cat "$otelcol_src/main.go" "$otelcol_src/go.mod" "$otelcol_src/go.sum" | sha256sum | cut -c1-16)
+if [ ! -x "$otelcol_dir/otelcol" ] || [ "$(cat "$otelcol_dir/source-key" 2>/dev/null)" != "$otelcol_key" ]; then
+	go_bin=$(command -v go || echo /usr/local/go/bin/go)
+	echo "install-deps: building the OpenTelemetry Collector 0.165.0 (a few minutes)"
+	mkdir -p "$otelcol_dir"
+	if ! (cd "$otelcol_src" && "$go_bin" build -mod=readonly -trimpath -o "$otelcol_dir/otelcol.tmp" .); then
+		echo "install-deps: building tools/otelcol failed (it needs go $(sed -n 's/^go //p' "$otelcol_src/go.mod") or later; $("$go_bin" version))" >&2
+		exit 1
+	fi
+	mv "$otelcol_dir/otelcol.tmp" "$otelcol_dir/otelcol"
+	echo "$otelcol_key" >"$otelcol_dir/source-key"
+fi
 
 # Playwright drives Debian's chromium for the HTML pages' tests and
 # bench/flame_page.py. Pinned; its own browsers are never downloaded
