@@ -9,6 +9,8 @@
 #   tools/jvmti/*.c   -> build/libsparkprof-agent.so (the JVMTI helper)
 #   tests/unit/test_*.c -> build/tests/test_* (TAP output, run by pytest)
 #   tests/fuzz/fuzz_*.c -> build/fuzz/fuzz_* (libFuzzer, clang)
+#   proto/**/*.proto  -> build/proto/**/*.pb-c.{c,h} (protoc-c), linked like
+#                        user/ objects; included as "opentelemetry/proto/..."
 # New files in those folders are picked up without editing this file.
 
 CC       ?= gcc
@@ -23,7 +25,8 @@ ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror=implicit-function-declaration \
             -fno-omit-frame-pointer -D_GNU_SOURCE
-CPPFLAGS += -Iinclude -Iuser -I$(BUILD)
+CPPFLAGS += -Iinclude -Iuser -I$(BUILD) -I$(BUILD)/proto
+PROTOC_C ?= protoc-c
 LDLIBS   += -lbpf -lelf -lz -lcurl -lprotobuf-c -lpthread -lm
 # Spark's event logs and REST API (user/spark/event_log*, spark_rest): its
 # codecs, JSON and HTTP.
@@ -34,7 +37,14 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall \
 
 USER_SRCS  := $(wildcard user/*.c user/*/*.c user/*/*/*.c)
 USER_OBJS  := $(patsubst user/%.c,$(BUILD)/user/%.o,$(USER_SRCS))
-LIB_OBJS   := $(filter-out $(BUILD)/user/main.o,$(USER_OBJS))
+# protobuf messages (OTLP profiles, pprof): C code generated from the
+# vendored .proto files (proto/README.md says from where); nothing generated
+# is committed.
+PROTO_SRCS := $(shell find proto -name "*.proto" 2>/dev/null | sort)
+PROTO_GEN_C := $(patsubst proto/%.proto,$(BUILD)/proto/%.pb-c.c,$(PROTO_SRCS))
+PROTO_GEN_H := $(PROTO_GEN_C:.c=.h)
+PROTO_OBJS := $(PROTO_GEN_C:.c=.o)
+LIB_OBJS   := $(filter-out $(BUILD)/user/main.o,$(USER_OBJS)) $(PROTO_OBJS)
 BPF_SRCS   := $(wildcard bpf/*.bpf.c)
 BPF_OBJS   := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
 SKELS      := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
@@ -50,22 +60,30 @@ TEST_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/progs/%,$(TEST_PROGS_SRCS))
 JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(which javac 2>/dev/null) 2>/dev/null)) 2>/dev/null)
 JNI_CFLAGS := -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux
 
-.SECONDARY: $(BPF_OBJS) $(SKELS)
+.SECONDARY: $(BPF_OBJS) $(SKELS) $(PROTO_GEN_C) $(PROTO_GEN_H)
 .PHONY: all deps test test-busy unit-tests fuzz test-progs bench bench-node-cost clean vmlinux image
 all: sparkprof $(if $(AGENT_SRCS),$(AGENT))
 
-sparkprof: $(USER_OBJS)
+sparkprof: $(USER_OBJS) $(PROTO_OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/libsparkprof.a: $(LIB_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-# Every user object may include any skeleton; generating them all first keeps
-# the dependency rules simple.
-$(BUILD)/user/%.o: user/%.c $(SKELS)
+# Every user object may include any skeleton or generated message header;
+# generating them all first keeps the dependency rules simple.
+$(BUILD)/user/%.o: user/%.c $(SKELS) $(PROTO_GEN_H)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+# One protoc-c run writes both files of a .proto.
+$(BUILD)/proto/%.pb-c.c $(BUILD)/proto/%.pb-c.h: proto/%.proto
+	@mkdir -p $(BUILD)/proto
+	$(PROTOC_C) --proto_path=proto --c_out=$(BUILD)/proto $<
+
+$(BUILD)/proto/%.pb-c.o: $(BUILD)/proto/%.pb-c.c $(PROTO_GEN_H)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 # The web page assets are included by the assembler (.incbin), which -MMD does not see.
 $(BUILD)/user/output/page_assets.o $(BUILD)/fuzz/obj/output/page_assets.o: $(wildcard user/output/web/*)
@@ -103,11 +121,16 @@ $(BUILD)/progs/%: tests/progs/%.c | $(BUILD)/progs
 # Fuzzers link an instrumented copy of the library (built once), so that
 # coverage and sanitizers cover the parsers under test.
 FUZZ_CFLAGS := -g -O1 -fsanitize=address,undefined -D_GNU_SOURCE
-FUZZ_LIB_OBJS := $(patsubst $(BUILD)/user/%.o,$(BUILD)/fuzz/obj/%.o,$(LIB_OBJS))
+FUZZ_LIB_OBJS := $(patsubst $(BUILD)/user/%.o,$(BUILD)/fuzz/obj/%.o,$(filter $(BUILD)/user/%,$(LIB_OBJS))) \
+                 $(patsubst $(BUILD)/proto/%.o,$(BUILD)/fuzz/proto/%.o,$(PROTO_OBJS))
 
-$(BUILD)/fuzz/obj/%.o: user/%.c $(SKELS)
+$(BUILD)/fuzz/obj/%.o: user/%.c $(SKELS) $(PROTO_GEN_H)
 	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(CPPFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/fuzz/proto/%.o: $(BUILD)/proto/%.c $(PROTO_GEN_H)
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(CPPFLAGS) -c -o $@ $<
 
 $(BUILD)/fuzz/libsparkprof-fuzz.a: $(FUZZ_LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
