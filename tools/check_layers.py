@@ -7,7 +7,7 @@ import re
 import sys
 
 # Lowest first: a folder may include itself and anything before it.
-LAYERS = ["base", "sampler", "proc", "symbols", "jvm", "python", "spark", "output", "record", "."]
+LAYERS = ["base", "sampler", "proc", "symbols", "jvm", "python", "spark", "output", "export", "record", "."]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
