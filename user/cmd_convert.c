@@ -7,6 +7,7 @@
 
 #include "base/log.h"
 #include "cmd_folded_input.h"
+#include "cmd_otlp.h"
 #include "cmd_store_input.h"
 #include "commands.h"
 #include "output/flame_page.h"
@@ -19,6 +20,7 @@ static void usage(FILE *out)
 		"usage: sparkprof convert IN.folded -o OUT.pb.gz [options]\n"
 		"       sparkprof convert DIR -o OUT.pb.gz [--task TID] [--stage S[.A]]\n"
 		"                         [--executor ID] [--app ID]\n"
+		"       sparkprof convert DIR --otlp URL [--otlp-header 'Name: value']...\n"
 		"\n"
 		"Converts a folded file, or a recording's folder DIR (its sample store: every\n"
 		"sample, or those with the labels given) into one profile whose samples carry\n"
@@ -31,6 +33,14 @@ static void usage(FILE *out)
 		"          profiles wall/nanoseconds and offcpu/nanoseconds. Frame types are\n"
 		"          kept as each function's file name ([jit], [kernel], ...).\n"
 		"\n"
+		"  otlp    with --otlp URL: a recording's samples sent to an OpenTelemetry\n"
+		"          Collector as OTLP profiles (opentelemetry-proto 1.11: CPU samples,\n"
+		"          wall and off-CPU nanoseconds; resource attributes host.name,\n"
+		"          process.pid, process.executable.name, spark.app.id,\n"
+		"          spark.executor.id; sample attributes thread.name, thread.id,\n"
+		"          spark.stage.id, spark.stage.attempt, spark.task.id; frame types as\n"
+		"          profile.frame.type). Exits 1 when samples were dropped.\n"
+		"\n"
 		"  -o, --output FILE    the file to write\n"
 		"      --format pprof   the format\n"
 		"      --kind cpu|wall|offcpu  what the counts are (default: from IN's name:\n"
@@ -39,7 +49,30 @@ static void usage(FILE *out)
 		"                       the wall_interval_ns of a summary.json above IN)\n"
 		"      --freq HZ        sampling frequency of a CPU profile: sets the\n"
 		"                       profile's period (cpu/nanoseconds)\n"
+		CMD_OTLP_HELP
 		"  -h, --help           this text\n");
+}
+
+/* convert DIR --otlp URL */
+static int convert_otlp(int argc, char **argv, struct cmd_otlp *o, bool filtered)
+{
+	struct store_reader *r;
+	int rc;
+
+	if (optind + 1 != argc || !cmd_is_store_input(argv[optind])) {
+		sp_err("convert: --otlp sends a recording's folder: give DIR");
+		return 2;
+	}
+	if (filtered) {
+		sp_err("convert: --otlp sends every sample: --task, --stage, --executor and "
+		       "--app do not apply");
+		return 2;
+	}
+	if (!(r = cmd_open_store(argv[optind])))
+		return 1;
+	rc = cmd_otlp_send_store(r, o);
+	store_reader_close(r);
+	return rc;
 }
 
 int cmd_convert(int argc, char **argv)
@@ -48,9 +81,10 @@ int cmd_convert(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' }, { "format", required_argument, NULL, 'f' },
 		{ "kind", required_argument, NULL, 'k' }, { "unit-ns", required_argument, NULL, 'u' },
 		{ "freq", required_argument, NULL, 'F' }, { "help", no_argument, NULL, 'h' },
-		CMD_FILTER_OPTIONS, { NULL, 0, NULL, 0 },
+		CMD_FILTER_OPTIONS, CMD_OTLP_OPTIONS, { NULL, 0, NULL, 0 },
 	};
 	struct label_filter filter = { .task = -1 };
+	struct cmd_otlp otlp = { 0 };
 	bool filtered;
 	const char *out = NULL, *format = NULL, *kind = NULL;
 	struct pprof_options po = { .sample_type = "samples", .unit = "count", .multiplier = 1 };
@@ -77,11 +111,20 @@ int cmd_convert(int argc, char **argv)
 		default:
 			switch (cmd_filter_option("convert", opt, optarg, &filter)) {
 			case 1: break;
-			case 0: usage(stderr); return 2;
+			case 0:
+				switch (cmd_otlp_option("convert", opt, optarg, &otlp)) {
+				case 1: break;
+				case 0: usage(stderr); return 2;
+				default: return 2;
+				}
+				break;
 			default: return 2;
 			}
 		}
 	}
+	filtered = filter.app_id || filter.executor_id || filter.by_stage || filter.task >= 0;
+	if (otlp.sender.url)
+		return convert_otlp(argc, argv, &otlp, filtered);
 	if (optind + 1 != argc || !out) {
 		sp_err("convert: give IN.folded and -o OUT (try 'sparkprof convert --help')");
 		return 2;
@@ -94,7 +137,6 @@ int cmd_convert(int argc, char **argv)
 		sp_err("convert: cannot tell the format from '%s': give --format pprof", out);
 		return 2;
 	}
-	filtered = filter.app_id || filter.executor_id || filter.by_stage || filter.task >= 0;
 	if (cmd_is_store_input(argv[optind])) {
 		struct store_reader *r = cmd_open_store(argv[optind]);
 

@@ -1,0 +1,124 @@
+/* cmd_otlp.c - see cmd_otlp.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/atomic_file.h"
+#include "base/json_writer.h"
+#include "base/log.h"
+#include "cmd_folded_input.h"
+#include "cmd_otlp.h"
+#include "export/otlp_store.h"
+
+static int number(const char *cmd, const char *what, const char *arg, uint64_t scale,
+		  uint64_t *out)
+{
+	uint64_t n;
+
+	if (cmd_parse_positive(cmd, what, arg, &n))
+		return -1;
+	*out = n * scale;
+	return 1;
+}
+
+int cmd_otlp_option(const char *cmd, int opt, const char *arg, struct cmd_otlp *o)
+{
+	struct otlp_sender_settings *s = &o->sender;
+	uint64_t v = 0;
+	int rc;
+
+	switch (opt) {
+	case 0x4f00: s->url = arg; return 1;
+	case 0x4f01:
+		if (s->nheaders == CMD_OTLP_MAX_HEADERS) {
+			sp_err("%s: at most %d --otlp-header", cmd, CMD_OTLP_MAX_HEADERS);
+			return -1;
+		}
+		o->headers[s->nheaders++] = arg;
+		s->headers = o->headers;
+		return 1;
+	case 0x4f02: s->ca_file = arg; return 1;
+	case 0x4f03: s->cert_file = arg; return 1;
+	case 0x4f04: s->key_file = arg; return 1;
+	case 0x4f05: s->insecure = true; return 1;
+	case 0x4f06:
+		rc = number(cmd, "--otlp-queue-mib", arg, 1u << 20, &v);
+		s->queue_bytes = (size_t)v;
+		return rc;
+	case 0x4f07: return number(cmd, "--otlp-timeout", arg, 1000, &s->timeout_ms);
+	case 0x4f08: return number(cmd, "--otlp-give-up", arg, 1000, &s->give_up_ms);
+	case 0x4f09: return number(cmd, "--otlp-batch", arg, 1, &o->batch_segments);
+	case 0x4f0a: o->stats_path = arg; return 1;
+	}
+	return 0;
+}
+
+static void totals_json(const struct otlp_totals *t, struct json_writer *w)
+{
+	json_begin_object(w);
+	json_key(w, "segments");
+	json_uint(w, t->segments);
+	json_key(w, "samples");
+	json_uint(w, t->samples);
+	json_key(w, "cpu_samples");
+	json_uint(w, t->cpu_samples);
+	json_key(w, "wall_ns");
+	json_uint(w, t->values[OTLP_WALL]);
+	json_key(w, "off_cpu_ns");
+	json_uint(w, t->values[OTLP_OFF_CPU]);
+	json_end_object(w);
+}
+
+/* {"exported": what the requests held, "otlp": the sender's counters} */
+static int write_stats(const char *path, const struct otlp_totals *t,
+		       const struct otlp_sender_stats *st, const char *url)
+{
+	struct atomic_file af;
+	struct json_writer w;
+	FILE *f = atomic_file_open(&af, path);
+
+	if (!f)
+		return -errno;
+	json_init(&w, f);
+	json_begin_object(&w);
+	json_key(&w, "exported");
+	totals_json(t, &w);
+	json_key(&w, "otlp");
+	otlp_sender_stats_json(st, url, &w);
+	json_end_object(&w);
+	fputc('\n', f);
+	return atomic_file_commit(&af, 0);
+}
+
+static uint64_t sum(const uint64_t *v, int n)
+{
+	uint64_t total = 0;
+
+	for (int i = 0; i < n; i++)
+		total += v[i];
+	return total;
+}
+
+int cmd_otlp_send_store(struct store_reader *r, struct cmd_otlp *o)
+{
+	struct otlp_sender *s = otlp_sender_start(&o->sender);
+	struct otlp_sender_stats st;
+	struct otlp_totals t;
+	int err;
+
+	if (!s)
+		return 1;
+	err = otlp_store_submit(r, o->batch_segments, s, &t);
+	/* Each request goes, is refused or gives up: the wait ends. */
+	while (!otlp_sender_drain(s, 1000))
+		;
+	otlp_sender_stop(s, &st);
+	sp_info("OTLP: %llu of %llu samples sent to %s in %llu requests; %llu retries; "
+		"%llu samples dropped", (unsigned long long)st.samples_sent,
+		(unsigned long long)t.samples, o->sender.url, (unsigned long long)st.batches_sent,
+		(unsigned long long)st.retries,
+		(unsigned long long)sum(st.samples_dropped, OTLP_DROPS));
+	if (o->stats_path && write_stats(o->stats_path, &t, &st, o->sender.url))
+		err = err ? err : -EIO;
+	return err || sum(st.batches_dropped, OTLP_DROPS) ? 1 : 0;
+}
