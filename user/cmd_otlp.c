@@ -42,7 +42,7 @@ int cmd_otlp_option(const char *cmd, int opt, const char *arg, struct cmd_otlp *
 	case 0x4f04: s->key_file = arg; return 1;
 	case 0x4f05: s->insecure = true; return 1;
 	case 0x4f06:
-		rc = number(cmd, "--otlp-queue-mib", arg, 1u << 20, &v);
+		rc = number(cmd, "--otlp-queue-kib", arg, 1024, &v);
 		s->queue_bytes = (size_t)v;
 		return rc;
 	case 0x4f07: return number(cmd, "--otlp-timeout", arg, 1000, &s->timeout_ms);

@@ -20,7 +20,7 @@ struct cmd_otlp {
 
 /* Long options: --otlp URL, --otlp-header 'Name: value' (repeated),
  * --otlp-ca FILE, --otlp-cert FILE, --otlp-key FILE, --otlp-insecure,
- * --otlp-queue-mib N, --otlp-timeout SECS, --otlp-give-up SECS,
+ * --otlp-queue-kib N, --otlp-timeout SECS, --otlp-give-up SECS,
  * --otlp-batch N, --otlp-stats FILE. */
 #define CMD_OTLP_OPTIONS \
 	{ "otlp", required_argument, NULL, 0x4f00 }, \
@@ -29,7 +29,7 @@ struct cmd_otlp {
 	{ "otlp-cert", required_argument, NULL, 0x4f03 }, \
 	{ "otlp-key", required_argument, NULL, 0x4f04 }, \
 	{ "otlp-insecure", no_argument, NULL, 0x4f05 }, \
-	{ "otlp-queue-mib", required_argument, NULL, 0x4f06 }, \
+	{ "otlp-queue-kib", required_argument, NULL, 0x4f06 }, \
 	{ "otlp-timeout", required_argument, NULL, 0x4f07 }, \
 	{ "otlp-give-up", required_argument, NULL, 0x4f08 }, \
 	{ "otlp-batch", required_argument, NULL, 0x4f09 }, \
@@ -44,7 +44,8 @@ struct cmd_otlp {
 	"      --otlp-ca FILE       TLS: CA bundle that signed the Collector's certificate\n" \
 	"      --otlp-cert FILE, --otlp-key FILE  TLS client certificate and key\n" \
 	"      --otlp-insecure      TLS without verifying the Collector\n" \
-	"      --otlp-queue-mib N   unsent requests held while the Collector is away (64)\n" \
+	"      --otlp-queue-kib N   unsent requests held while the Collector is away\n" \
+	"                           (65536: 64 MiB)\n" \
 	"      --otlp-timeout SECS  one POST (10)\n" \
 	"      --otlp-give-up SECS  drop a request unsent this long (300)\n" \
 	"      --otlp-batch N       store segments per request (1)\n" \

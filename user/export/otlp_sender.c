@@ -40,7 +40,7 @@ struct otlp_sender {
 	pthread_cond_t idle;      /* the queue emptied */
 	struct request *head, *tail;
 	atomic_bool stopping;
-	bool failing, refused_said, full_said;
+	bool failing, refused_said, full_said, gave_up_said;
 	uint64_t backoff_ms;
 	struct otlp_sender_stats st;
 	/* The POST's answer (the thread's own). */
@@ -232,6 +232,7 @@ static void sent(struct otlp_sender *s, struct request *r, const struct answer *
 		sp_info("OTLP export to %s: sending again", s->url);
 	s->failing = false;
 	s->full_said = false;
+	s->gave_up_said = false;
 	s->backoff_ms = s->set.backoff_ms;
 	s->st.batches_sent++;
 	s->st.samples_sent += r->samples;
@@ -269,6 +270,10 @@ static void retry(struct otlp_sender *s, struct request *r, const struct answer 
 			s->set.queue_bytes >> 10);
 	s->failing = true;
 	if (now_ns() - r->queued_ns >= s->set.give_up_ms * 1000000ull) {
+		if (!s->gave_up_said)
+			sp_warn("OTLP export to %s: dropping batches unsent after %llu s", s->url,
+				(unsigned long long)(s->set.give_up_ms / 1000));
+		s->gave_up_said = true;
 		pop(s);
 		drop(s, r, OTLP_DROP_GAVE_UP);
 		return;
