@@ -136,7 +136,7 @@ static size_t scripted(const char *const *answers, size_t n, size_t requests,
 		       struct otlp_sender_stats *st)
 {
 	int port, fd = listen_local(&port);
-	struct script sc = { fd, answers, n };
+	struct script sc = { .fd = fd, .answers = answers, .n = n };
 	char url[64];
 	const char *headers[] = { "Authorization: Bearer token" };
 	struct otlp_sender_settings set = { .url = url, .headers = headers, .nheaders = 1,
