@@ -113,10 +113,11 @@ int cmd_otlp_send_store(struct store_reader *r, struct cmd_otlp *o)
 	while (!otlp_sender_drain(s, 1000))
 		;
 	otlp_sender_stop(s, &st);
-	sp_info("OTLP: %llu of %llu samples sent to %s in %llu requests; %llu retries; "
-		"%llu samples dropped", (unsigned long long)st.samples_sent,
-		(unsigned long long)t.samples, o->sender.url, (unsigned long long)st.batches_sent,
-		(unsigned long long)st.retries,
+	sp_info("OTLP: %llu of %llu samples (%llu on CPU, %llu off-CPU intervals) sent to %s "
+		"in %llu requests; %llu retries; %llu samples dropped",
+		(unsigned long long)st.samples_sent, (unsigned long long)t.samples,
+		(unsigned long long)t.cpu_samples, (unsigned long long)(t.samples - t.cpu_samples),
+		o->sender.url, (unsigned long long)st.batches_sent, (unsigned long long)st.retries,
 		(unsigned long long)sum(st.samples_dropped, OTLP_DROPS));
 	if (o->stats_path && write_stats(o->stats_path, &t, &st, o->sender.url))
 		err = err ? err : -EIO;

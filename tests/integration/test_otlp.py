@@ -1,0 +1,352 @@
+"""OTLP profiles export to a real OpenTelemetry Collector (v0.165.0, built
+by `make deps` from tools/otelcol), listening on 127.0.0.1 only, writing
+what it receives as OTLP/JSON lines (contrib's file exporter).
+
+`sparkprof convert DIR --otlp URL` sends a real recording's store: the
+simulated Spark executor (spark_sim.py) with --wall --off-cpu, and a native
+program in many small segments. The Collector must receive the samples of
+summary.json per sample type, with the Spark and OTel attributes and the
+frame types; a Collector that is down makes the sender retry and queue, and
+what it cannot hold or send in time is dropped and counted; a Collector
+without a profiles pipeline refuses with one clear line."""
+import collections
+import json
+import os
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+
+import spark_sim
+from testlib import PROGS, SPARKPROF, read_folded, read_summary, record, remove_helper_files
+
+OTELCOL = "/var/cache/sparkprof-deps/otelcol-0.165.0/otelcol"
+
+CONFIG = """receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: 127.0.0.1:{port}
+exporters:
+  file:
+    path: {out}
+service:
+  telemetry:
+    metrics:
+      level: none
+  pipelines:
+    {signal}:
+      receivers: [otlp]
+      exporters: [file]
+"""
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Collector:
+    """The built Collector on 127.0.0.1:port, its profiles in out.jsonl."""
+
+    def __init__(self, workdir, port=None, signal="profiles"):
+        assert os.access(OTELCOL, os.X_OK), f"{OTELCOL} is missing: run `make deps`"
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.out = os.path.join(workdir, f"received-{self.port}.jsonl")
+        self.config = os.path.join(workdir, f"otelcol-{self.port}.yaml")
+        self.log = os.path.join(workdir, f"otelcol-{self.port}.log")
+        with open(self.config, "w") as f:
+            f.write(CONFIG.format(port=self.port, out=self.out, signal=signal))
+        self.proc = None
+
+    def start(self):
+        log = open(self.log, "ab")
+        self.proc = subprocess.Popen([OTELCOL, "--config", f"file:{self.config}",
+                                      "--feature-gates=service.profilesSupport"],
+                                     stdout=log, stderr=log)
+        log.close()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, f"the Collector exited:\n{self.read_log()}"
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return self
+            except OSError:
+                time.sleep(0.1)
+        raise AssertionError(f"the Collector did not listen:\n{self.read_log()}")
+
+    def stop(self):
+        """Stops it: the file exporter has written everything then."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=60)
+
+    def read_log(self):
+        with open(self.log, errors="replace") as f:
+            return f.read()[-4000:]
+
+    def requests(self):
+        if not os.path.exists(self.out):
+            return []
+        with open(self.out) as f:
+            return [json.loads(line) for line in f if line.strip()]
+
+
+@pytest.fixture
+def collector(tmp_path):
+    started = []
+
+    def start(**kwargs):
+        c = Collector(str(tmp_path), **kwargs).start()
+        started.append(c)
+        return c
+    yield start
+    for c in started:
+        c.stop()
+
+
+def any_value(v, strings):
+    if "stringValue" in v:
+        return v["stringValue"]
+    if "stringValueStrindex" in v:
+        return strings[v["stringValueStrindex"]]
+    if "intValue" in v:
+        return int(v["intValue"])
+    return None
+
+
+def attribute(kv, strings):
+    key = kv["key"] if kv.get("key") else strings[kv.get("keyStrindex", 0)]
+    return key, any_value(kv.get("value", {}), strings)
+
+
+Sample = collections.namedtuple("Sample", "type unit value resource attrs frames frame_types")
+
+
+def received_samples(requests):
+    """Every sample the Collector wrote, resolved through its request's
+    dictionary (JSON leaves out zero values: index 0, empty lists)."""
+    out = []
+    for req in requests:
+        d = req["dictionary"]
+        strings = d["stringTable"]
+        attrs = [attribute(a, strings) if a.get("value") else (None, None)
+                 for a in d["attributeTable"]]
+        for rp in req["resourceProfiles"]:
+            resource = dict(attribute(a, strings) for a in rp["resource"].get("attributes", []))
+            for sp in rp["scopeProfiles"]:
+                for prof in sp["profiles"]:
+                    st = prof["sampleType"]
+                    kind = (strings[st.get("typeStrindex", 0)], strings[st.get("unitStrindex", 0)])
+                    for s in prof.get("samples", []):
+                        frames, types = frames_of(d, s.get("stackIndex", 0), strings, attrs)
+                        out.append(Sample(kind[0], kind[1], sum(int(v) for v in s["values"]),
+                                          resource,
+                                          dict(attrs[i] for i in s.get("attributeIndices", [])),
+                                          frames, types))
+    return out
+
+
+def frames_of(d, stack_index, strings, attrs):
+    """(names leaf first, their profile.frame.type values)."""
+    names, types = [], []
+    for li in d["stackTable"][stack_index].get("locationIndices", []):
+        loc = d["locationTable"][li]
+        fn = d["functionTable"][loc["lines"][0].get("functionIndex", 0)]
+        names.append(strings[fn.get("nameStrindex", 0)])
+        types.append(dict(attrs[i] for i in loc.get("attributeIndices", [])).get("profile.frame.type"))
+    return names, types
+
+
+def totals(samples):
+    t = collections.Counter()
+    for s in samples:
+        t[(s.type, s.unit)] += s.value
+    return t
+
+
+def convert_otlp(out, url, *args, timeout=300):
+    stats = os.path.join(str(out), "otlp-stats.json")
+    r = subprocess.run([SPARKPROF, "convert", str(out), "--otlp", url, "--otlp-stats", stats,
+                        *map(str, args)], capture_output=True, text=True, timeout=timeout)
+    with open(stats) as f:
+        return r, json.load(f)
+
+
+def off_cpu_ns(summary):
+    all_view = next(o for o in summary["outputs"] if o["name"] == "all")
+    return all_view["off_cpu_ms"] * 1e6
+
+
+@pytest.fixture(scope="module")
+def sim_recording(tmp_path_factory, build_dir, agent_path, jdks):
+    out = tmp_path_factory.mktemp("otlp-sim")
+    truth_path = out / "truth.json.txt"
+    classpath = spark_sim.compile_sim(build_dir)
+    cmd = spark_sim.sim_command(classpath, truth_path, java=os.path.join(jdks[17], "bin", "java"),
+                                jvm_args=[f"-agentpath:{agent_path}", "-XX:+PreserveFramePointer"],
+                                scale=0.5)
+    record(out, "--wall", "--off-cpu", "-F", 199, "--", *cmd, timeout=600)
+    truth = spark_sim.load_truth(truth_path)
+    os.unlink(truth_path)
+    remove_helper_files([truth["pid"]])
+    return out, truth
+
+
+@pytest.fixture(scope="module")
+def native_recording(tmp_path_factory):
+    """A real recording in many segments (--stack-memory 64K)."""
+    out = tmp_path_factory.mktemp("otlp-native")
+    record(out, "-F", 199, "-d", 4, "--off-cpu", "--stack-memory", "64K", "--",
+           os.path.join(PROGS, "hot_functions"), 4)
+    assert read_summary(out)["memory"]["store_segments"] >= 5
+    return out
+
+
+def test_sim_executor_counts_and_attributes(sim_recording, collector):
+    out, truth = sim_recording
+    summary = read_summary(out)
+    c = collector()
+    r, stats = convert_otlp(out, c.url)
+    assert r.returncode == 0, r.stderr
+    assert f"({summary['samples']} on CPU, " in r.stderr, r.stderr
+    c.stop()
+    samples = received_samples(c.requests())
+    t = totals(samples)
+    # The samples received equal summary.json's, per sample type.
+    assert t[("samples", "count")] == summary["samples"]
+    assert t[("off_cpu", "nanoseconds")] == pytest.approx(off_cpu_ns(summary), rel=1e-5)
+    assert t[("off_cpu", "nanoseconds")] == stats["exported"]["off_cpu_ns"]
+    assert t[("wall", "nanoseconds")] == stats["exported"]["wall_ns"]
+    period = 1e9 / summary["frequency_hz"]
+    assert t[("wall", "nanoseconds")] == pytest.approx(
+        summary["samples"] * period + off_cpu_ns(summary), rel=1e-3)
+    assert stats["otlp"]["samples_sent"] == stats["exported"]["samples"]
+    assert sum(stats["otlp"]["samples_dropped"].values()) == 0
+
+    # Resource attributes: the executor's process, host and Spark ids.
+    executor = [s for s in samples if s.resource.get("process.pid") == truth["pid"]]
+    assert executor, {s.resource.get("process.pid") for s in samples}
+    res = executor[0].resource
+    assert res["host.name"] == summary["host"]
+    assert res["process.executable.name"] == "java"
+    assert res["spark.app.id"] == spark_sim.APP_ID
+    assert res["spark.executor.id"] == "1"
+
+    # Sample attributes: each stage's CPU samples are summary.json's.
+    by_stage = collections.Counter()
+    for s in executor:
+        if s.type == "samples":
+            assert "thread.name" in s.attrs and isinstance(s.attrs["thread.id"], int)
+            key = (s.attrs.get("spark.stage.id"), s.attrs.get("spark.stage.attempt"))
+            by_stage[key] += s.value
+    stages = summary["executors"][0]["stages"]
+    want = {(st["stage"], st.get("attempt")): st["samples"] for st in stages if st["samples"]}
+    # The process's samples from before it was known as an executor have no
+    # stage, and are the executor's resource's all the same.
+    assert by_stage.pop((None, None), 0) >= want.pop((None, None), 0)
+    assert dict(by_stage) == want
+    tasks = {s.attrs["spark.task.id"] for s in executor if "spark.task.id" in s.attrs}
+    assert tasks and tasks <= {t["tid"] for t in truth["tasks"]}
+    states = {s.attrs.get("thread.state") for s in executor if s.type == "off_cpu"}
+    assert "sleeping" in states and "running" not in states
+
+    # Frame types kept, as the semantic conventions name them.
+    types = collections.Counter(ft for s in samples for ft in s.frame_types)
+    assert types["jvm"] and types["native"] and types["kernel"], types
+    assert None not in types
+
+
+def test_native_recording_in_many_requests(native_recording, collector):
+    summary = read_summary(native_recording)
+    c = collector()
+    r, stats = convert_otlp(native_recording, c.url)
+    assert r.returncode == 0, r.stderr
+    c.stop()
+    requests = c.requests()
+    assert len(requests) == summary["memory"]["store_segments"] == stats["otlp"]["batches_sent"]
+    t = totals(received_samples(requests))
+    assert t[("samples", "count")] == summary["samples"]
+    assert t[("off_cpu", "nanoseconds")] == pytest.approx(off_cpu_ns(summary), rel=1e-5)
+    assert ("wall", "nanoseconds") not in t
+    samples = received_samples(requests)
+    assert {s.resource["process.executable.name"] for s in samples} == {"hot_functions"}
+    assert all("spark.stage.id" not in s.attrs for s in samples)
+    # The stacks are all.folded's, frame for frame (kernel frames typed).
+    stacks = collections.Counter()
+    for s in samples:
+        if s.type == "samples":
+            names = [n + "_[k]" if ft == "kernel" else n
+                     for n, ft in zip(reversed(s.frames), reversed(s.frame_types))]
+            stacks[";".join(names)] += s.value
+    folded = collections.Counter()
+    for stack, count in read_folded(native_recording / "all.folded").items():
+        folded[stack.split(";", 1)[1]] += count
+    assert stacks == folded
+
+
+def test_collector_down_then_up_loses_nothing(native_recording, collector):
+    """The sender retries and holds the requests while nothing listens;
+    once the Collector is up, every sample arrives."""
+    summary = read_summary(native_recording)
+    port = free_port()
+    started = []
+    starter = threading.Timer(3.0, lambda: started.append(collector(port=port)))
+    t0 = time.monotonic()
+    starter.start()
+    try:
+        r, stats = convert_otlp(native_recording, f"http://127.0.0.1:{port}",
+                                "--otlp-give-up", 120)
+    finally:
+        starter.join()
+    assert r.returncode == 0, r.stderr
+    assert time.monotonic() - t0 >= 3
+    warnings = [l for l in r.stderr.splitlines() if "warning" in l]
+    assert len(warnings) == 1 and "retrying" in warnings[0], r.stderr
+    assert "sending again" in r.stderr
+    assert stats["otlp"]["retries"] > 0
+    assert sum(stats["otlp"]["batches_dropped"].values()) == 0
+    assert stats["otlp"]["samples_sent"] == stats["exported"]["samples"]
+    c = started[0]
+    c.stop()
+    t = totals(received_samples(c.requests()))
+    assert t[("samples", "count")] == summary["samples"]
+
+
+def test_collector_down_drops_past_the_queue(native_recording):
+    """With nothing listening, a queue of 8 KiB takes a few requests and
+    drops the rest at once; those are dropped when their time is up; every
+    sample is counted, and the command ends in about the give-up time."""
+    t0 = time.monotonic()
+    r, stats = convert_otlp(native_recording, f"http://127.0.0.1:{free_port()}",
+                            "--otlp-queue-kib", 8, "--otlp-give-up", 3, timeout=60)
+    took = time.monotonic() - t0
+    assert r.returncode == 1, r.stderr
+    assert took < 15, took
+    o = stats["otlp"]
+    assert o["batches_sent"] == 0 and o["retries"] > 0
+    assert o["batches_dropped"]["queue_full"] > 0
+    assert o["batches_dropped"]["gave_up"] > 0
+    assert sum(o["samples_dropped"].values()) == stats["exported"]["samples"]
+    assert o["queue_peak_bytes"] <= 8 * 1024
+    assert "Couldn't connect" in o["last_error"] or "refused" in o["last_error"].lower()
+    lines = r.stderr.strip().splitlines()
+    assert any("queue full" in l for l in lines) and any("retrying" in l for l in lines)
+    assert len(lines) <= 4, r.stderr
+
+
+def test_collector_without_profiles_refuses_in_one_line(native_recording, collector):
+    c = collector(signal="logs")
+    r, stats = convert_otlp(native_recording, c.url)
+    assert r.returncode == 1
+    warnings = [l for l in r.stderr.splitlines() if "warning" in l]
+    assert len(warnings) == 1, r.stderr
+    assert "refused with HTTP 404" in warnings[0] and c.url in warnings[0]
+    o = stats["otlp"]
+    assert o["batches_dropped"]["refused"] == stats["exported"]["segments"]
+    assert o["samples_dropped"]["refused"] == stats["exported"]["samples"]
+    assert o["retries"] == 0
