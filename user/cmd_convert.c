@@ -123,7 +123,7 @@ int cmd_convert(int argc, char **argv)
 		}
 	}
 	filtered = filter.app_id || filter.executor_id || filter.by_stage || filter.task >= 0;
-	if (otlp.sender.url)
+	if (otlp.export.sender.url)
 		return convert_otlp(argc, argv, &otlp, filtered);
 	if (optind + 1 != argc || !out) {
 		sp_err("convert: give IN.folded and -o OUT (try 'sparkprof convert --help')");

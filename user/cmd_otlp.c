@@ -10,47 +10,21 @@
 #include "cmd_otlp.h"
 #include "export/otlp_store.h"
 
-static int number(const char *cmd, const char *what, const char *arg, uint64_t scale,
-		  uint64_t *out)
+int cmd_otlp_option(const char *cmd, int opt, const char *arg, struct cmd_otlp *o)
 {
 	uint64_t n;
 
-	if (cmd_parse_positive(cmd, what, arg, &n))
-		return -1;
-	*out = n * scale;
-	return 1;
-}
-
-int cmd_otlp_option(const char *cmd, int opt, const char *arg, struct cmd_otlp *o)
-{
-	struct otlp_sender_settings *s = &o->sender;
-	uint64_t v = 0;
-	int rc;
-
 	switch (opt) {
-	case 0x4f00: s->url = arg; return 1;
-	case 0x4f01:
-		if (s->nheaders == CMD_OTLP_MAX_HEADERS) {
-			sp_err("%s: at most %d --otlp-header", cmd, CMD_OTLP_MAX_HEADERS);
+	case 0x4f40:
+		if (cmd_parse_positive(cmd, "--otlp-batch", arg, &n))
 			return -1;
-		}
-		o->headers[s->nheaders++] = arg;
-		s->headers = o->headers;
+		o->batch_segments = n;
 		return 1;
-	case 0x4f02: s->ca_file = arg; return 1;
-	case 0x4f03: s->cert_file = arg; return 1;
-	case 0x4f04: s->key_file = arg; return 1;
-	case 0x4f05: s->insecure = true; return 1;
-	case 0x4f06:
-		rc = number(cmd, "--otlp-queue-kib", arg, 1024, &v);
-		s->queue_bytes = (size_t)v;
-		return rc;
-	case 0x4f07: return number(cmd, "--otlp-timeout", arg, 1000, &s->timeout_ms);
-	case 0x4f08: return number(cmd, "--otlp-give-up", arg, 1000, &s->give_up_ms);
-	case 0x4f09: return number(cmd, "--otlp-batch", arg, 1, &o->batch_segments);
-	case 0x4f0a: o->stats_path = arg; return 1;
+	case 0x4f41:
+		o->stats_path = arg;
+		return 1;
 	}
-	return 0;
+	return otlp_option(cmd, opt, arg, &o->export);
 }
 
 static void totals_json(const struct otlp_totals *t, struct json_writer *w)
@@ -69,7 +43,8 @@ static void totals_json(const struct otlp_totals *t, struct json_writer *w)
 	json_end_object(w);
 }
 
-/* {"exported": what the requests held, "otlp": the sender's counters} */
+/* {"exported": what the requests held, "sender": its counters}, as
+ * summary.json's "otlp" */
 static int write_stats(const char *path, const struct otlp_totals *t,
 		       const struct otlp_sender_stats *st, const char *url)
 {
@@ -83,7 +58,7 @@ static int write_stats(const char *path, const struct otlp_totals *t,
 	json_begin_object(&w);
 	json_key(&w, "exported");
 	totals_json(t, &w);
-	json_key(&w, "otlp");
+	json_key(&w, "sender");
 	otlp_sender_stats_json(st, url, &w);
 	json_end_object(&w);
 	fputc('\n', f);
@@ -101,7 +76,7 @@ static uint64_t sum(const uint64_t *v, int n)
 
 int cmd_otlp_send_store(struct store_reader *r, struct cmd_otlp *o)
 {
-	struct otlp_sender *s = otlp_sender_start(&o->sender);
+	struct otlp_sender *s = otlp_sender_start(&o->export.sender);
 	struct otlp_sender_stats st;
 	struct otlp_totals t;
 	int err;
@@ -117,9 +92,9 @@ int cmd_otlp_send_store(struct store_reader *r, struct cmd_otlp *o)
 		"in %llu requests; %llu retries; %llu samples dropped",
 		(unsigned long long)st.samples_sent, (unsigned long long)t.samples,
 		(unsigned long long)t.cpu_samples, (unsigned long long)(t.samples - t.cpu_samples),
-		o->sender.url, (unsigned long long)st.batches_sent, (unsigned long long)st.retries,
+		o->export.sender.url, (unsigned long long)st.batches_sent, (unsigned long long)st.retries,
 		(unsigned long long)sum(st.samples_dropped, OTLP_DROPS));
-	if (o->stats_path && write_stats(o->stats_path, &t, &st, o->sender.url))
+	if (o->stats_path && write_stats(o->stats_path, &t, &st, o->export.sender.url))
 		err = err ? err : -EIO;
 	return err || sum(st.batches_dropped, OTLP_DROPS) ? 1 : 0;
 }

@@ -26,6 +26,7 @@
 #include "record/child_command.h"
 #include "record/record_attach.h"
 #include "record/record_options.h"
+#include "record/record_otlp.h"
 #include "record/record_sink.h"
 #include "record/target_exits.h"
 #include "sampler/bpf_offcpu.h"
@@ -56,6 +57,8 @@
 /* How long records wait before they are named: the JVM helper's records of
  * the same moment (JIT code, renames) must have arrived. */
 #define RESOLVE_DELAY_NS (NSEC_PER_SEC)
+/* How long the end of --rotate waits for --otlp's last requests. */
+#define OTLP_LAST_WAIT_MS 10000
 
 /* Set by the signal handler; the only state shared with it. */
 static volatile sig_atomic_t stop_requested;
@@ -292,6 +295,7 @@ struct recording {
 	struct target_exits *targets;
 	struct bpf_side bpf;
 	struct record_sink *sink;
+	struct record_otlp *otlp;       /* --otlp; NULL: none */
 	const char *dir;
 	char default_dir[64];
 	uint64_t launch_ns, start_ns, end_ns;
@@ -396,6 +400,8 @@ static int start(struct recording *r)
 		return -1;
 	}
 	rc.drain = r->bpf.drain;
+	if (r->opts.otlp.sender.url && !(rc.otlp = r->otlp = record_otlp_new(&r->opts.otlp)))
+		return -1;
 	if (!(r->sink = record_sink_new(&rc, read_counters, &r->bpf)) || open_bpf(r, walk))
 		return -1;
 	record_sink_set_callback_ctx(r->sink, &r->bpf);
@@ -498,6 +504,9 @@ int cmd_record(int argc, char **argv)
 	bpf_offcpu_close(r.bpf.offcpu);
 	bpf_sampler_close(r.bpf.sampler);
 	record_sink_free(r.sink);
+	/* The end of a recording waited for the last segment already; the last
+	 * interval of --rotate gets a while now. */
+	record_otlp_free(r.otlp, r.opts.rotate_ns ? OTLP_LAST_WAIT_MS : 0);
 	target_exits_free(r.targets);
 	return exit_code;
 }

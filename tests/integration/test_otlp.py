@@ -52,13 +52,14 @@ def free_port():
 class Collector:
     """The built Collector on 127.0.0.1:port, its profiles in out.jsonl."""
 
-    def __init__(self, workdir, port=None, signal="profiles"):
+    def __init__(self, workdir, port=None, signal="profiles", name=None):
         assert os.access(OTELCOL, os.X_OK), f"{OTELCOL} is missing: run `make deps`"
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.out = os.path.join(workdir, f"received-{self.port}.jsonl")
-        self.config = os.path.join(workdir, f"otelcol-{self.port}.yaml")
-        self.log = os.path.join(workdir, f"otelcol-{self.port}.log")
+        name = name or str(self.port)
+        self.out = os.path.join(workdir, f"received-{name}.jsonl")
+        self.config = os.path.join(workdir, f"otelcol-{name}.yaml")
+        self.log = os.path.join(workdir, f"otelcol-{name}.log")
         with open(self.config, "w") as f:
             f.write(CONFIG.format(port=self.port, out=self.out, signal=signal))
         self.proc = None
@@ -184,17 +185,23 @@ def off_cpu_ns(summary):
 
 @pytest.fixture(scope="module")
 def sim_recording(tmp_path_factory, build_dir, agent_path, jdks):
+    """The simulated executor recorded with --otlp: (folder, truth, what the
+    Collector received while recording)."""
     out = tmp_path_factory.mktemp("otlp-sim")
     truth_path = out / "truth.json.txt"
     classpath = spark_sim.compile_sim(build_dir)
     cmd = spark_sim.sim_command(classpath, truth_path, java=os.path.join(jdks[17], "bin", "java"),
                                 jvm_args=[f"-agentpath:{agent_path}", "-XX:+PreserveFramePointer"],
                                 scale=0.5)
-    record(out, "--wall", "--off-cpu", "-F", 199, "--", *cmd, timeout=600)
+    c = Collector(str(tmp_path_factory.mktemp("otlp-sim-collector"))).start()
+    try:
+        record(out, "--wall", "--off-cpu", "-F", 199, "--otlp", c.url, "--", *cmd, timeout=600)
+    finally:
+        c.stop()
     truth = spark_sim.load_truth(truth_path)
     os.unlink(truth_path)
     remove_helper_files([truth["pid"]])
-    return out, truth
+    return out, truth, received_samples(c.requests())
 
 
 @pytest.fixture(scope="module")
@@ -207,26 +214,18 @@ def native_recording(tmp_path_factory):
     return out
 
 
-def test_sim_executor_counts_and_attributes(sim_recording, collector):
-    out, truth = sim_recording
-    summary = read_summary(out)
-    c = collector()
-    r, stats = convert_otlp(out, c.url)
-    assert r.returncode == 0, r.stderr
-    assert f"({summary['samples']} on CPU, " in r.stderr, r.stderr
-    c.stop()
-    samples = received_samples(c.requests())
+def assert_sim_received(samples, exported, summary, truth):
+    """What the Collector received of the simulated executor: summary.json's
+    samples per sample type, its resource and Spark attributes, stages,
+    tasks and frame types."""
     t = totals(samples)
-    # The samples received equal summary.json's, per sample type.
     assert t[("samples", "count")] == summary["samples"]
     assert t[("off_cpu", "nanoseconds")] == pytest.approx(off_cpu_ns(summary), rel=1e-5)
-    assert t[("off_cpu", "nanoseconds")] == stats["exported"]["off_cpu_ns"]
-    assert t[("wall", "nanoseconds")] == stats["exported"]["wall_ns"]
+    assert t[("off_cpu", "nanoseconds")] == exported["off_cpu_ns"]
+    assert t[("wall", "nanoseconds")] == exported["wall_ns"]
     period = 1e9 / summary["frequency_hz"]
     assert t[("wall", "nanoseconds")] == pytest.approx(
         summary["samples"] * period + off_cpu_ns(summary), rel=1e-3)
-    assert stats["otlp"]["samples_sent"] == stats["exported"]["samples"]
-    assert sum(stats["otlp"]["samples_dropped"].values()) == 0
 
     # Resource attributes: the executor's process, host and Spark ids.
     executor = [s for s in samples if s.resource.get("process.pid") == truth["pid"]]
@@ -261,6 +260,36 @@ def test_sim_executor_counts_and_attributes(sim_recording, collector):
     assert None not in types
 
 
+def test_record_otlp_sim_executor(sim_recording):
+    """record --otlp: each segment sent as it closes; summary.json says so."""
+    out, truth, samples = sim_recording
+    summary = read_summary(out)
+    otlp = summary["otlp"]
+    assert otlp["sender"]["samples_sent"] == otlp["exported"]["samples"]
+    assert otlp["sender"]["batches_sent"] == summary["memory"]["store_segments"]
+    assert sum(otlp["sender"]["samples_dropped"].values()) == 0
+    assert otlp["exported"]["cpu_samples"] == summary["samples"]
+    assert_sim_received(samples, otlp["exported"], summary, truth)
+
+
+def test_convert_otlp_sim_executor(sim_recording, collector):
+    """convert DIR --otlp: the finished store sends the same."""
+    out, truth, recorded = sim_recording
+    summary = read_summary(out)
+    c = collector()
+    r, stats = convert_otlp(out, c.url)
+    assert r.returncode == 0, r.stderr
+    assert f"({summary['samples']} on CPU, " in r.stderr, r.stderr
+    c.stop()
+    samples = received_samples(c.requests())
+    assert stats["sender"]["samples_sent"] == stats["exported"]["samples"]
+    assert sum(stats["sender"]["samples_dropped"].values()) == 0
+    assert stats["exported"] == {k: v for k, v in summary["otlp"]["exported"].items()
+                                 if not k.startswith("unencoded")}
+    assert_sim_received(samples, stats["exported"], summary, truth)
+    assert totals(samples) == totals(recorded)
+
+
 def test_native_recording_in_many_requests(native_recording, collector):
     summary = read_summary(native_recording)
     c = collector()
@@ -268,7 +297,7 @@ def test_native_recording_in_many_requests(native_recording, collector):
     assert r.returncode == 0, r.stderr
     c.stop()
     requests = c.requests()
-    assert len(requests) == summary["memory"]["store_segments"] == stats["otlp"]["batches_sent"]
+    assert len(requests) == summary["memory"]["store_segments"] == stats["sender"]["batches_sent"]
     t = totals(received_samples(requests))
     assert t[("samples", "count")] == summary["samples"]
     assert t[("off_cpu", "nanoseconds")] == pytest.approx(off_cpu_ns(summary), rel=1e-5)
@@ -308,9 +337,9 @@ def test_collector_down_then_up_loses_nothing(native_recording, collector):
     warnings = [l for l in r.stderr.splitlines() if "warning" in l]
     assert len(warnings) == 1 and "retrying" in warnings[0], r.stderr
     assert "sending again" in r.stderr
-    assert stats["otlp"]["retries"] > 0
-    assert sum(stats["otlp"]["batches_dropped"].values()) == 0
-    assert stats["otlp"]["samples_sent"] == stats["exported"]["samples"]
+    assert stats["sender"]["retries"] > 0
+    assert sum(stats["sender"]["batches_dropped"].values()) == 0
+    assert stats["sender"]["samples_sent"] == stats["exported"]["samples"]
     c = started[0]
     c.stop()
     t = totals(received_samples(c.requests()))
@@ -327,7 +356,7 @@ def test_collector_down_drops_past_the_queue(native_recording):
     took = time.monotonic() - t0
     assert r.returncode == 1, r.stderr
     assert took < 15, took
-    o = stats["otlp"]
+    o = stats["sender"]
     assert o["batches_sent"] == 0 and o["retries"] > 0
     assert o["batches_dropped"]["queue_full"] > 0
     assert o["batches_dropped"]["gave_up"] > 0
@@ -346,7 +375,53 @@ def test_collector_without_profiles_refuses_in_one_line(native_recording, collec
     warnings = [l for l in r.stderr.splitlines() if "warning" in l]
     assert len(warnings) == 1, r.stderr
     assert "refused with HTTP 404" in warnings[0] and c.url in warnings[0]
-    o = stats["otlp"]
+    o = stats["sender"]
     assert o["batches_dropped"]["refused"] == stats["exported"]["segments"]
     assert o["samples_dropped"]["refused"] == stats["exported"]["samples"]
     assert o["retries"] == 0
+
+
+def test_record_collector_stopped_and_restarted(tmp_path, collector):
+    """A Collector that goes away in the middle of a recording and comes
+    back: the requests wait in the queue and nothing is lost."""
+    port = free_port()
+    first = collector(port=port, name="first")
+    out = tmp_path / "rec"
+    proc = subprocess.Popen([SPARKPROF, "record", "-o", str(out), "-F", "199", "-d", "8",
+                             "--off-cpu", "--stack-memory", "64K", "--otlp", first.url, "--",
+                             os.path.join(PROGS, "hot_functions"), "8"],
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(2.5)
+    first.stop()
+    time.sleep(2.5)
+    second = collector(port=port, name="second")
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    second.stop()
+    summary = read_summary(out)
+    otlp = summary["otlp"]
+    assert otlp["sender"]["retries"] > 0, otlp
+    assert sum(otlp["sender"]["batches_dropped"].values()) == 0, otlp
+    assert otlp["sender"]["samples_sent"] == otlp["exported"]["samples"]
+    got_first = totals(received_samples(first.requests()))
+    got_second = totals(received_samples(second.requests()))
+    assert got_first[("samples", "count")] and got_second[("samples", "count")]
+    assert got_first[("samples", "count")] + got_second[("samples", "count")] == summary["samples"]
+    warnings = [l for l in err.splitlines() if "warning" in l]
+    assert len(warnings) == 1 and "retrying" in warnings[0], err
+
+
+def test_record_refused_keeps_the_recording(tmp_path, collector):
+    """A Collector that refuses: one line, the drops counted, and the
+    recording's own files written as ever."""
+    c = collector(signal="logs")
+    out = tmp_path / "rec"
+    r = record(out, "-F", 199, "-d", 2, "--otlp", c.url, "--",
+               os.path.join(PROGS, "hot_functions"), 2)
+    warnings = [l for l in r.stderr.splitlines() if "warning" in l]
+    assert len(warnings) == 1 and "refused with HTTP 404" in warnings[0], r.stderr
+    summary = read_summary(out)
+    assert read_folded(out / "all.folded")
+    otlp = summary["otlp"]
+    assert otlp["sender"]["batches_dropped"]["refused"] == otlp["exported"]["segments"] >= 1
+    assert otlp["sender"]["last_http_status"] == 404

@@ -528,6 +528,8 @@ void otlp_sender_stats_json(const struct otlp_sender_stats *st, const char *url,
 	json_uint(w, st->rejected_profiles);
 	json_key(w, "queue_peak_bytes");
 	json_uint(w, st->queue_peak_bytes);
+	json_key(w, "queued_batches");     /* still unsent when counted */
+	json_uint(w, st->queued_batches);
 	for (int pass = 0; pass < 2; pass++) {
 		json_key(w, pass ? "samples_dropped" : "batches_dropped");
 		json_begin_object(w);

@@ -77,8 +77,8 @@ void otlp_sender_stop(struct otlp_sender *s, struct otlp_sender_stats *final);
 
 void otlp_sender_stats(struct otlp_sender *s, struct otlp_sender_stats *out);
 
-/* st as summary.json's "otlp" object: the URL, then sent, retried and
- * dropped by reason. */
+/* st as a JSON object: the URL, then sent, retried, dropped by reason and
+ * still queued (summary.json's "otlp": "sender"). */
 void otlp_sender_stats_json(const struct otlp_sender_stats *st, const char *url,
 			    struct json_writer *w);
 

@@ -350,10 +350,19 @@ static int close_segment(struct sample_store *st)
 	if (!err)
 		err = store_file_append(st->fd, st->path, st->seq, st->first_ns, st->last_ns,
 					(uint32_t)st->nlabels, (uint32_t)st->nrecs, st->parts);
-	if (err)
+	if (err) {
 		st->stats.samples_lost += st->nrecs;
-	else
+	} else {
 		st->stats.segments++;
+		if (st->settings.segment_written) {
+			struct store_segment_written seg = { &st->settings.info, st->first_ns,
+							     st->last_ns,
+							     (uint32_t)st->nlabels,
+							     (uint32_t)st->nrecs, st->parts };
+
+			st->settings.segment_written(st->settings.segment_ctx, &seg);
+		}
+	}
 	st->seq++;
 	release_close_scratch(st);
 	drop_segment(st);

@@ -39,11 +39,24 @@ struct sample_labels {
  * thread passes --threads). */
 #define LABEL_EXECUTOR_VIEWS 1u
 
+/* A segment just written, its parts uncompressed (store_file.h). */
+struct store_segment_written {
+	const struct store_info *info;  /* the recording's */
+	uint64_t first_ns, last_ns;
+	uint32_t labels, samples;
+	const struct byte_buf *parts;   /* STORE_PARTS of them */
+};
+
 struct sample_store_settings {
 	const char *dir;            /* DIR/samples.store */
 	struct store_info info;
 	size_t segment_bytes;       /* a segment's memory before it closes */
 	uint64_t segment_ns;        /* and its longest span of sample time */
+	/* Called with each segment once it is in the file, before its parts
+	 * are freed, on the thread that closed it (an export: it must not
+	 * wait). NULL: none. */
+	void (*segment_written)(void *ctx, const struct store_segment_written *seg);
+	void *segment_ctx;
 };
 
 struct sample_store;

@@ -46,6 +46,7 @@ static const struct option long_options[] = {
 	{ "rotate", required_argument, NULL, OPT_ROTATE },
 	{ "keep", required_argument, NULL, OPT_KEEP },
 	{ "stack-memory", required_argument, NULL, OPT_STACK_MEMORY },
+	OTLP_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -103,7 +104,13 @@ void record_options_usage(FILE *out)
 	      "                         complete once its summary.json is there\n"
 	      "      --keep N           with --rotate: keep the N newest written interval\n"
 	      "                         folders, remove older ones (default 24)\n"
-	      "  -v, --verbose          more messages\n",
+	      "  -v, --verbose          more messages\n"
+	      "\n"
+	      "Export: each segment of the sample store (a minute at most) goes to an\n"
+	      "OpenTelemetry Collector as OTLP profiles on a thread of its own; sampling\n"
+	      "never waits for it. summary.json's \"otlp\" says what was sent, retried\n"
+	      "and dropped.\n"
+	      OTLP_HELP,
 	      out);
 }
 
@@ -455,11 +462,15 @@ int record_options_parse(struct record_options *opts, int argc, char **argv)
 		while (i < sizeof(handlers) / sizeof(handlers[0]) && handlers[i].id != c)
 			i++;
 		if (i == sizeof(handlers) / sizeof(handlers[0])) {
-			unknown_option(argc, argv);
+			int rc = otlp_option("record", c, optarg, &opts->otlp);
+
+			if (!rc)
+				unknown_option(argc, argv);
+			if (rc <= 0)
+				return -1;
+		} else if (handlers[i].fn(opts, optarg)) {
 			return -1;
 		}
-		if (handlers[i].fn(opts, optarg))
-			return -1;
 		keep_given = keep_given || c == OPT_KEEP;
 		if (opts->help)
 			return 0;

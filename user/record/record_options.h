@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "export/otlp_options.h"
 #include "spark/stage_attribution.h"
 
 #define RECORD_MAX_PIDS 1024
@@ -44,6 +45,7 @@ struct record_options {
 	const char *agent_path;         /* --agent PATH */
 	uint64_t rotate_ns;             /* --rotate DUR: a folder per interval; 0 = one folder */
 	unsigned int keep;              /* --keep N written interval folders (default 24) */
+	struct otlp_options otlp;       /* --otlp URL and its options; otlp.sender.url NULL: none */
 	int verbose;                    /* -v */
 	bool help;
 };

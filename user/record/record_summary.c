@@ -15,6 +15,7 @@
 #include "output/views.h"
 #include "python/python_process.h"
 #include "record/process_table.h"
+#include "record/record_otlp.h"
 #include "record/record_summary.h"
 #include "sampler/kernel_features.h"
 #include "spark/executor_stages.h"
@@ -512,6 +513,10 @@ int record_summary_write(const struct record_summary_input *in)
 	 * run is then incomplete, and says so here and in its exit status. */
 	write_outputs(&w, in->views);
 	write_failures(&w, in);
+	if (in->otlp) {
+		json_key(&w, "otlp");
+		record_otlp_json(in->otlp, &w);
+	}
 	json_end_object(&w);
 	return atomic_file_commit(&af, 0);
 }

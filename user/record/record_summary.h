@@ -16,6 +16,7 @@
 #include "symbols/stack_resolver.h"
 
 struct kernel_features;
+struct record_otlp;
 struct process_table;
 struct views;
 
@@ -55,6 +56,7 @@ struct record_summary_input {
 	const struct stack_resolver_stats *resolver_stats;
 	const struct record_memory *memory;
 	const struct kernel_features *kernel; /* NULL: not probed */
+	struct record_otlp *otlp;       /* --otlp: what was sent ("otlp"); NULL: none */
 };
 
 /* Writes DIR/summary.json. 0 or -errno (with a message). */

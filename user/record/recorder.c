@@ -24,6 +24,7 @@
 #include "record/process_perf_map.h"
 #include "record/process_table.h"
 #include "record/python_procs.h"
+#include "record/record_otlp.h"
 #include "record/record_summary.h"
 #include "record/recorder.h"
 #include "record/run_index.h"
@@ -95,8 +96,33 @@ struct recorder {
 	uint64_t last_memory_log_ns;   /* -v: what the memory holds, every minute */
 };
 
-static struct sample_store *open_store(const struct recorder_config *cfg)
+/* What the recorder knows of a process beyond the store's labels: a
+ * Kubernetes executor's pod. */
+/* How long the end of a recording waits for --otlp's last requests. */
+#define RECORD_OTLP_FINISH_MS 10000
+
+static void resource_of(void *ctx, pid_t pid, struct otlp_resource_extra *out)
 {
+	struct process *p = process_table_find(((struct recorder *)ctx)->processes, pid);
+	const struct spark_executor *e = p && p->executor ? executor_identity(p->executor) : NULL;
+
+	if (!e)
+		return;
+	snprintf(out->k8s_pod_name, sizeof(out->k8s_pod_name), "%s", e->pod_name);
+	snprintf(out->k8s_pod_uid, sizeof(out->k8s_pod_uid), "%s", e->pod_uid);
+}
+
+/* A segment is in the file: --otlp sends it. */
+static void segment_written(void *ctx, const struct store_segment_written *seg)
+{
+	struct recorder *rec = ctx;
+
+	record_otlp_segment(rec->cfg.otlp, seg, resource_of, rec);
+}
+
+static struct sample_store *open_store(struct recorder *rec)
+{
+	const struct recorder_config *cfg = &rec->cfg;
 	const struct record_options *o = cfg->opts;
 	struct sample_store_settings st = {
 		.dir = cfg->output_dir,
@@ -113,6 +139,8 @@ static struct sample_store *open_store(const struct recorder_config *cfg)
 		},
 		.segment_bytes = o->stack_memory_bytes ? (size_t)o->stack_memory_bytes : SIZE_MAX,
 		.segment_ns = SEGMENT_NS,
+		.segment_written = cfg->otlp ? segment_written : NULL,
+		.segment_ctx = rec,
 	};
 
 	if (gethostname(st.info.host, sizeof(st.info.host) - 1))
@@ -153,7 +181,7 @@ struct recorder *recorder_new(const struct recorder_config *cfg)
 	}
 	rec->executors = executor_stages_new(&executors);
 	rec->perf_map_names = perf_map_names_new();
-	if (!rec->executors || !rec->perf_map_names || !(rec->store = open_store(cfg)))
+	if (!rec->executors || !rec->perf_map_names || !(rec->store = open_store(rec)))
 		goto fail;
 	if (cfg->read_losses && cfg->ctx)
 		cfg->read_losses(cfg->ctx, &rec->ring, &rec->dropped_at_start);
@@ -766,6 +794,7 @@ int recorder_finish(struct recorder *rec, const uint64_t counters[SP_CNT_MAX],
 		.resolver_stats = stack_resolver_get_stats(rec->resolver),
 		.memory = &memory,
 		.kernel = rec->cfg.kernel,
+		.otlp = rec->cfg.otlp,
 	};
 	struct views *views;
 	int err, err2;
@@ -782,6 +811,10 @@ int recorder_finish(struct recorder *rec, const uint64_t counters[SP_CNT_MAX],
 	measure_memory(rec, &memory);
 	err = sample_store_finish(rec->store);
 	sample_store_stats(rec->store, &memory.store);
+	/* The last segment is queued now: a recording that ends gives it a
+	 * while to go (an interval of --rotate does not wait: sampling goes on). */
+	if (rec->cfg.otlp && !rec->cfg.opts->rotate_ns)
+		record_otlp_drain(rec->cfg.otlp, RECORD_OTLP_FINISH_MS);
 	if (err || rec->store_error)
 		in.store_error = err ? err : -EIO;
 	views = write_views(rec);

@@ -22,6 +22,7 @@ struct recorder;
 struct kallsyms;
 struct drain_thread;
 struct kernel_features;
+struct record_otlp;
 
 struct recorder_config {
 	const struct record_options *opts;
@@ -49,6 +50,10 @@ struct recorder_config {
 	 * are those at its finish less those at its making. NULL: unknown. */
 	void (*read_losses)(void *ctx, struct ring_use *ring, uint64_t *dropped);
 	const struct kernel_features *kernel; /* what the kernel offered (summary); or NULL */
+	/* --otlp: each segment of the store is sent through it, and
+	 * summary.json says what went (one for the whole recording, across
+	 * --rotate's intervals); NULL: no export. */
+	struct record_otlp *otlp;
 };
 
 /* NULL (with a message) on failure. */
