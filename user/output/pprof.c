@@ -1,5 +1,4 @@
-/* pprof.c - see pprof.h. A hand-written protobuf encoder: the profile has
- * a dozen fields, a library would be larger than this file. */
+/* pprof.c - see pprof.h. The protobuf is protobuf-c's (output/pprof_out.h). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -9,26 +8,8 @@
 
 #include "base/atomic_file.h"
 #include "base/log.h"
-#include "base/strmap.h"
-#include "output/pb.h"
+#include "base/grow_array.h"
 #include "output/pprof.h"
-
-uint64_t pprof_string_id(struct pprof_strings *s, const char *str)
-{
-	int inserted;
-	size_t len = strlen(str);
-	void **slot = strmap_slot(s->index, str, len, &inserted);
-
-	if (!slot) {
-		s->out->failed = true;
-		return 0;
-	}
-	if (inserted) {
-		*slot = (void *)(uintptr_t)(++s->count);
-		pb_bytes(s->out, PPROF_STRING_TABLE, str, len);
-	}
-	return (uint64_t)(uintptr_t)*slot - 1;
-}
 
 const char *const pprof_type_files[FLAME_TYPES] = {
 	[FRAME_NATIVE] = "[native]", [FRAME_CPP] = "[c++]", [FRAME_KERNEL] = "[kernel]",
@@ -41,86 +22,82 @@ const char *const pprof_type_suffixes[FLAME_TYPES] = {
 	[FLAME_JAVA] = "",
 };
 
-static void value_type(struct pb *b, unsigned field, struct pprof_strings *s, struct pb *msg,
-		       const char *type, const char *unit)
+/* Functions and locations: one each per (name, type) that occurs; their
+ * ids in func_ids. */
+static void functions(struct pprof_out *out, const struct flame_tree *t, uint32_t *func_ids)
 {
-	pb_uint(msg, PPROF_VALUE_TYPE_TYPE, pprof_string_id(s, type));
-	pb_uint(msg, PPROF_VALUE_TYPE_UNIT, pprof_string_id(s, unit));
-	pb_message(b, field, msg);
+	size_t nnodes;
+	const struct flame_node *nodes = flame_tree_nodes(t, &nnodes);
+	uint32_t next_id = 1;
+	char system_name[4096];
+
+	for (size_t i = 1; i < nnodes; i++) {
+		size_t key = (size_t)nodes[i].name * FLAME_TYPES + nodes[i].type;
+		const char *name = flame_tree_name(t, nodes[i].name);
+
+		if (func_ids[key])
+			continue;
+		func_ids[key] = next_id;
+		snprintf(system_name, sizeof(system_name), "%s%s", name,
+			 pprof_type_suffixes[nodes[i].type]);
+		pprof_out_function(out, next_id++, name, system_name,
+				   pprof_type_files[nodes[i].type]);
+	}
+}
+
+/* A sample per node with self counts: its stack, leaf first. Stacks with
+ * no frames (a bare count, node 0) are samples with no locations. */
+static int samples(struct pprof_out *out, const struct flame_tree *t, const uint32_t *func_ids,
+		   uint64_t multiplier)
+{
+	size_t nnodes, cap = 64, n;
+	const struct flame_node *nodes = flame_tree_nodes(t, &nnodes);
+	uint64_t *locs = malloc(cap * sizeof(*locs));
+
+	for (size_t i = 0; locs && i < nnodes; i++) {
+		int64_t value = (int64_t)(nodes[i].self[0] * multiplier);
+
+		if (!nodes[i].self[0])
+			continue;
+		n = 0;
+		for (uint32_t k = (uint32_t)i; k && locs; k = nodes[k].parent) {
+			if (n == cap && grow_array((void **)&locs, &cap, n + 1, sizeof(*locs)))
+				break;
+			locs[n++] = func_ids[(size_t)nodes[k].name * FLAME_TYPES + nodes[k].type];
+		}
+		pprof_out_sample(out, locs, n, &value, 1, NULL, 0);
+	}
+	free(locs);
+	return locs ? 0 : -ENOMEM;
 }
 
 int pprof_encode(const struct flame_tree *t, const struct pprof_options *o, uint8_t **out,
 		 size_t *out_len)
 {
-	struct pb prof = { 0 }, msg = { 0 }, inner = { 0 }, packed = { 0 };
-	struct pprof_strings s = { strmap_new(), &prof, 0 };
-	size_t nnodes;
-	const struct flame_node *nodes = flame_tree_nodes(t, &nnodes);
+	struct pprof_out p;
 	/* function (and location) id per (name, type): name * FLAME_TYPES + type */
 	size_t nkeys = flame_tree_name_count(t) * FLAME_TYPES;
 	uint32_t *func_ids = calloc(nkeys ? nkeys : 1, sizeof(*func_ids));
-	uint32_t next_id = 1;
-	char system_name[4096];
+	int err = func_ids ? pprof_out_init(&p) : -ENOMEM;
 
-	if (!s.index || !func_ids) {
-		strmap_free(s.index, NULL);
+	if (err) {
 		free(func_ids);
-		return -ENOMEM;
+		return err;
 	}
-	pprof_string_id(&s, ""); /* index 0 is the empty string */
-	value_type(&prof, PPROF_SAMPLE_TYPE, &s, &msg, o->sample_type, o->unit);
-	if (o->period) {
-		value_type(&prof, PPROF_PERIOD_TYPE, &s, &msg, o->period_type, o->period_unit);
-		pb_uint(&prof, PPROF_PERIOD, o->period);
-	}
-	/* Functions and locations: one each per (name, type) that occurs. */
-	for (size_t i = 1; i < nnodes; i++) {
-		size_t key = (size_t)nodes[i].name * FLAME_TYPES + nodes[i].type;
-		const char *name = flame_tree_name(t, nodes[i].name);
-		uint32_t id;
-
-		if (func_ids[key])
-			continue;
-		id = func_ids[key] = next_id++;
-		snprintf(system_name, sizeof(system_name), "%s%s", name, pprof_type_suffixes[nodes[i].type]);
-		pb_uint(&msg, PPROF_FUNCTION_ID, id);
-		pb_uint(&msg, PPROF_FUNCTION_NAME, pprof_string_id(&s, name));
-		pb_uint(&msg, PPROF_FUNCTION_SYSTEM_NAME, pprof_string_id(&s, system_name));
-		pb_uint(&msg, PPROF_FUNCTION_FILENAME, pprof_string_id(&s, pprof_type_files[nodes[i].type]));
-		pb_message(&prof, PPROF_FUNCTION, &msg);
-		pb_uint(&msg, PPROF_LOCATION_ID, id);
-		pb_uint(&inner, PPROF_LINE_FUNCTION_ID, id);
-		pb_message(&msg, PPROF_LOCATION_LINE, &inner);
-		pb_message(&prof, PPROF_LOCATION, &msg);
-	}
-	/* A sample per node with self counts: its stack, leaf first. */
-	for (size_t i = 1; i < nnodes; i++) {
-		if (!nodes[i].self[0])
-			continue;
-		for (uint32_t n = (uint32_t)i; n; n = nodes[n].parent)
-			pb_varint(&packed, func_ids[(size_t)nodes[n].name * FLAME_TYPES + nodes[n].type]);
-		pb_message(&msg, PPROF_SAMPLE_LOCATION_ID, &packed);
-		pb_varint(&packed, nodes[i].self[0] * (o->multiplier ? o->multiplier : 1));
-		pb_message(&msg, PPROF_SAMPLE_VALUE, &packed);
-		pb_message(&prof, PPROF_SAMPLE, &msg);
-	}
-	/* Stacks with no frames (a bare count) are samples with no locations. */
-	if (nodes[0].self[0]) {
-		pb_varint(&packed, nodes[0].self[0] * (o->multiplier ? o->multiplier : 1));
-		pb_message(&msg, PPROF_SAMPLE_VALUE, &packed);
-		pb_message(&prof, PPROF_SAMPLE, &msg);
-	}
-	strmap_free(s.index, NULL);
+	pprof_out_value_type(&p, false, o->sample_type, o->unit, 0);
+	if (o->period)
+		pprof_out_value_type(&p, true, o->period_type, o->period_unit, (int64_t)o->period);
+	functions(&p, t, func_ids);
+	err = samples(&p, t, func_ids, o->multiplier ? o->multiplier : 1);
 	free(func_ids);
-	free(msg.data);
-	free(inner.data);
-	free(packed.data);
-	if (prof.failed) {
-		free(prof.data);
+	if (err || p.failed) {
+		pprof_out_free(&p);
 		return -ENOMEM;
 	}
-	*out = prof.data;
-	*out_len = prof.len;
+	*out = p.bytes.data;
+	*out_len = p.bytes.len;
+	p.bytes = (struct byte_buf){ 0 };
+	pprof_out_free(&p);
 	return 0;
 }
 

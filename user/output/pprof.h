@@ -6,7 +6,8 @@
  * function's name is the frame's name, its system_name the folded text with
  * the type suffix (_[j], _[i], _[0], _[k]), and its filename the type
  * ("[jit]", "[inlined]", "[interpreted]", "[java]", "[kernel]", "[native]",
- * "[c++]"), so the types survive. No mappings or addresses.
+ * "[c++]"), so the types survive. No mappings or addresses. The bytes are
+ * protobuf-c's, from proto/pprof/profile.proto (output/pprof_out.h).
  */
 #ifndef SPARKPROF_PPROF_H
 #define SPARKPROF_PPROF_H
@@ -15,30 +16,7 @@
 #include <stdint.h>
 
 #include "output/flame_tree.h"
-#include "output/pb.h"
-
-/* profile.proto field numbers */
-enum {
-	PPROF_SAMPLE_TYPE = 1, PPROF_SAMPLE = 2, PPROF_LOCATION = 4, PPROF_FUNCTION = 5,
-	PPROF_STRING_TABLE = 6, PPROF_PERIOD_TYPE = 11, PPROF_PERIOD = 12,
-	PPROF_VALUE_TYPE_TYPE = 1, PPROF_VALUE_TYPE_UNIT = 2,
-	PPROF_SAMPLE_LOCATION_ID = 1, PPROF_SAMPLE_VALUE = 2, PPROF_SAMPLE_LABEL = 3,
-	PPROF_LABEL_KEY = 1, PPROF_LABEL_STR = 2,
-	PPROF_LOCATION_ID = 1, PPROF_LOCATION_LINE = 4,
-	PPROF_LINE_FUNCTION_ID = 1,
-	PPROF_FUNCTION_ID = 1, PPROF_FUNCTION_NAME = 2, PPROF_FUNCTION_SYSTEM_NAME = 3,
-	PPROF_FUNCTION_FILENAME = 4,
-};
-
-/* The string table: each string's index, the string written to out the
- * first time (index 0 must be ""). */
-struct strmap;
-struct pprof_strings {
-	struct strmap *index; /* string -> index + 1 */
-	struct pb *out;
-	uint64_t count;
-};
-uint64_t pprof_string_id(struct pprof_strings *s, const char *str);
+#include "output/pprof_out.h"
 
 /* A frame type's file name ("[jit]") and folded suffix ("_[j]"). */
 extern const char *const pprof_type_files[FLAME_TYPES];

@@ -170,36 +170,37 @@ int store_query_tree_add(struct store_reader *r, const struct label_filter *f,
 	return err;
 }
 
-/* A pprof profile written as it is made: top-level fields may come in any
- * order, so samples go out as they are found, and functions and strings
- * the first time one is needed. */
+/* A pprof profile written as it is made (output/pprof_out.h): samples go
+ * out as they are found, functions and strings the first time one is
+ * needed, the bytes gzip'd as they come. */
 struct pprof_stream {
 	struct atomic_file af;
 	FILE *f;
 	z_stream z;
 	bool z_open;
 	int err;
-	struct pb out, msg, inner, packed;
-	struct pprof_strings strings;
+	struct pprof_out out;
 	struct strmap *functions;       /* "type:text" -> id */
 	uint64_t next_function;
 	const struct store_info *info;
 	uint64_t *locations;            /* function id of each level, 0: not a frame */
 	size_t locations_cap;
+	uint64_t *stack;                /* a sample's, leaf first */
+	size_t stack_cap;
 };
 
 static void stream_flush(struct pprof_stream *p, bool finish)
 {
 	uint8_t buf[65536];
 
-	if (p->err || (!finish && p->out.len < (64u << 10)))
+	if (p->err || (!finish && p->out.bytes.len < (64u << 10)))
 		return;
 	if (p->out.failed) {
 		p->err = -ENOMEM;
 		return;
 	}
-	p->z.next_in = p->out.data;
-	p->z.avail_in = (uInt)p->out.len;
+	p->z.next_in = p->out.bytes.data;
+	p->z.avail_in = (uInt)p->out.bytes.len;
 	do {
 		p->z.next_out = buf;
 		p->z.avail_out = sizeof(buf);
@@ -209,7 +210,7 @@ static void stream_flush(struct pprof_stream *p, bool finish)
 			return;
 		}
 	} while (p->z.avail_out == 0 || (finish && p->z.avail_in));
-	p->out.len = 0;
+	byte_buf_clear(&p->out.bytes);
 }
 
 static uint64_t function_of(struct pprof_stream *p, const char *text, size_t len, int type)
@@ -231,58 +232,50 @@ static uint64_t function_of(struct pprof_stream *p, const char *text, size_t len
 	flame_frame_type(text, len, &name_len);
 	snprintf(name, sizeof(name), "%.*s", (int)(t == FRAME_KERNEL ? name_len : len), text);
 	snprintf(system_name, sizeof(system_name), "%s%s", name, pprof_type_suffixes[t]);
-	pb_uint(&p->msg, PPROF_FUNCTION_ID, p->next_function);
-	pb_uint(&p->msg, PPROF_FUNCTION_NAME, pprof_string_id(&p->strings, name));
-	pb_uint(&p->msg, PPROF_FUNCTION_SYSTEM_NAME, pprof_string_id(&p->strings, system_name));
-	pb_uint(&p->msg, PPROF_FUNCTION_FILENAME, pprof_string_id(&p->strings, pprof_type_files[t]));
-	pb_message(&p->out, PPROF_FUNCTION, &p->msg);
-	pb_uint(&p->msg, PPROF_LOCATION_ID, p->next_function);
-	pb_uint(&p->inner, PPROF_LINE_FUNCTION_ID, p->next_function);
-	pb_message(&p->msg, PPROF_LOCATION_LINE, &p->inner);
-	pb_message(&p->out, PPROF_LOCATION, &p->msg);
+	pprof_out_function(&p->out, p->next_function, name, system_name, pprof_type_files[t]);
 	return p->next_function;
-}
-
-static void label(struct pprof_stream *p, const char *key, const char *value)
-{
-	pb_uint(&p->inner, PPROF_LABEL_KEY, pprof_string_id(&p->strings, key));
-	pb_uint(&p->inner, PPROF_LABEL_STR, pprof_string_id(&p->strings, value));
-	pb_message(&p->msg, PPROF_SAMPLE_LABEL, &p->inner);
 }
 
 static const char *const state_names[ROW_STATES] = {
 	"running", "preempted", "sleeping", "uninterruptible", "other",
 };
 
-static void row_labels(struct pprof_stream *p, const struct store_row *row)
+/* Room for a row's labels' numbers as text. */
+struct label_text {
+	char pid[16], name[256], stage[16], attempt[16], task[24];
+};
+
+static size_t row_labels(const struct store_row *row, struct label_text *t,
+			 struct pprof_label *out)
 {
 	const struct sample_labels *l = row->labels;
-	char num[32], name[256];
 	const char *dash = strrchr(l->process, '-');
+	size_t n = 0;
 
-	snprintf(num, sizeof(num), "%d", (int)l->pid);
-	label(p, "process.pid", num);
-	snprintf(name, sizeof(name), "%.*s",
-		 (int)(dash && !strcmp(dash + 1, num) ? (size_t)(dash - l->process) : strlen(l->process)),
-		 l->process);
-	label(p, "process.name", name);
-	label(p, "thread.name", l->thread);
-	label(p, "thread.state", state_names[row->kind == SAMPLE_CPU ? 0 :
-					     row->state < ROW_STATES ? row->state : SP_STATE_OTHER]);
+	snprintf(t->pid, sizeof(t->pid), "%d", (int)l->pid);
+	snprintf(t->name, sizeof(t->name), "%.*s",
+		 (int)(dash && !strcmp(dash + 1, t->pid) ? (size_t)(dash - l->process)
+							 : strlen(l->process)), l->process);
+	out[n++] = (struct pprof_label){ "process.pid", t->pid };
+	out[n++] = (struct pprof_label){ "process.name", t->name };
+	out[n++] = (struct pprof_label){ "thread.name", l->thread };
+	out[n++] = (struct pprof_label){ "thread.state", state_names[row->kind == SAMPLE_CPU ? 0 :
+					 row->state < ROW_STATES ? row->state : SP_STATE_OTHER] };
 	if (*l->app_id)
-		label(p, "spark.app.id", l->app_id);
+		out[n++] = (struct pprof_label){ "spark.app.id", l->app_id };
 	if (*l->executor_id)
-		label(p, "spark.executor.id", l->executor_id);
+		out[n++] = (struct pprof_label){ "spark.executor.id", l->executor_id };
 	if (l->stage >= 0) {
-		snprintf(num, sizeof(num), "%d", (int)l->stage);
-		label(p, "spark.stage.id", num);
-		snprintf(num, sizeof(num), "%d", (int)l->attempt);
-		label(p, "spark.stage.attempt", num);
+		snprintf(t->stage, sizeof(t->stage), "%d", (int)l->stage);
+		snprintf(t->attempt, sizeof(t->attempt), "%d", (int)l->attempt);
+		out[n++] = (struct pprof_label){ "spark.stage.id", t->stage };
+		out[n++] = (struct pprof_label){ "spark.stage.attempt", t->attempt };
 	}
 	if (l->task >= 0) {
-		snprintf(num, sizeof(num), "%lld", (long long)l->task);
-		label(p, "spark.task.id", num);
+		snprintf(t->task, sizeof(t->task), "%lld", (long long)l->task);
+		out[n++] = (struct pprof_label){ "spark.task.id", t->task };
 	}
+	return n;
 }
 
 static void write_sample(struct pprof_stream *p, const struct row_path *path,
@@ -290,38 +283,34 @@ static void write_sample(struct pprof_stream *p, const struct row_path *path,
 {
 	uint64_t cpu = row->kind == SAMPLE_CPU ? row->weight : 0;
 	uint64_t off = row->kind == SAMPLE_OFF_CPU ? row->weight : 0;
+	int64_t values[3];
+	struct pprof_label labels[10];
+	struct label_text text;
+	size_t nvalues = 0, nlabels = row_labels(row, &text, labels), n = 0;
 
+	if (grow_array((void **)&p->stack, &p->stack_cap, path->depth + 1, sizeof(*p->stack))) {
+		p->out.failed = true;
+		return;
+	}
 	for (uint32_t d = path->depth; d >= 1; d--)
 		if (p->locations[d])
-			pb_varint(&p->packed, p->locations[d]);
-	pb_message(&p->msg, PPROF_SAMPLE_LOCATION_ID, &p->packed);
-	pb_varint(&p->packed, cpu);
+			p->stack[n++] = p->locations[d];
+	values[nvalues++] = (int64_t)cpu;
 	if (p->info->flags & STORE_WALL)
-		pb_varint(&p->packed, cpu * p->info->cpu_period_ns + off);
+		values[nvalues++] = (int64_t)(cpu * p->info->cpu_period_ns + off);
 	if (p->info->flags & STORE_OFF_CPU)
-		pb_varint(&p->packed, off);
-	pb_message(&p->msg, PPROF_SAMPLE_VALUE, &p->packed);
-	row_labels(p, row);
-	pb_message(&p->out, PPROF_SAMPLE, &p->msg);
-}
-
-static void value_type(struct pprof_stream *p, unsigned field, const char *type, const char *unit)
-{
-	pb_uint(&p->msg, PPROF_VALUE_TYPE_TYPE, pprof_string_id(&p->strings, type));
-	pb_uint(&p->msg, PPROF_VALUE_TYPE_UNIT, pprof_string_id(&p->strings, unit));
-	pb_message(&p->out, field, &p->msg);
+		values[nvalues++] = (int64_t)off;
+	pprof_out_sample(&p->out, p->stack, n, values, nvalues, labels, nlabels);
 }
 
 static void write_head(struct pprof_stream *p)
 {
-	pprof_string_id(&p->strings, "");   /* index 0 is the empty string */
-	value_type(p, PPROF_SAMPLE_TYPE, "samples", "count");
+	pprof_out_value_type(&p->out, false, "samples", "count", 0);
 	if (p->info->flags & STORE_WALL)
-		value_type(p, PPROF_SAMPLE_TYPE, "wall", "nanoseconds");
+		pprof_out_value_type(&p->out, false, "wall", "nanoseconds", 0);
 	if (p->info->flags & STORE_OFF_CPU)
-		value_type(p, PPROF_SAMPLE_TYPE, "offcpu", "nanoseconds");
-	value_type(p, PPROF_PERIOD_TYPE, "cpu", "nanoseconds");
-	pb_uint(&p->out, PPROF_PERIOD, p->info->cpu_period_ns);
+		pprof_out_value_type(&p->out, false, "offcpu", "nanoseconds", 0);
+	pprof_out_value_type(&p->out, true, "cpu", "nanoseconds", (int64_t)p->info->cpu_period_ns);
 }
 
 static int pprof_rows(struct pprof_stream *p, struct store_reader *r, const struct label_filter *f)
@@ -349,6 +338,19 @@ static int pprof_rows(struct pprof_stream *p, struct store_reader *r, const stru
 	return err;
 }
 
+static void stream_free(struct pprof_stream *p)
+{
+	if (!p)
+		return;
+	if (p->z_open)
+		deflateEnd(&p->z);
+	pprof_out_free(&p->out);
+	strmap_free(p->functions, NULL);
+	free(p->locations);
+	free(p->stack);
+	free(p);
+}
+
 int store_query_pprof(struct store_reader *r, const struct label_filter *f, const char *path)
 {
 	struct pprof_stream *p = calloc(1, sizeof(*p));
@@ -356,9 +358,8 @@ int store_query_pprof(struct store_reader *r, const struct label_filter *f, cons
 
 	if (p) {
 		p->info = store_reader_info(r);
-		p->strings = (struct pprof_strings){ strmap_new(), &p->out, 0 };
 		p->functions = strmap_new();
-		if (!p->strings.index || !p->functions ||
+		if (pprof_out_init(&p->out) || !p->functions ||
 		    deflateInit2(&p->z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 			err = -ENOMEM;
 		else
@@ -378,17 +379,6 @@ int store_query_pprof(struct store_reader *r, const struct label_filter *f, cons
 	} else if (err == -ENOMEM) {
 		sp_err("write %s: %s", path, strerror(ENOMEM));
 	}
-	if (p) {
-		if (p->z_open)
-			deflateEnd(&p->z);
-		strmap_free(p->strings.index, NULL);
-		strmap_free(p->functions, NULL);
-		free(p->out.data);
-		free(p->msg.data);
-		free(p->inner.data);
-		free(p->packed.data);
-		free(p->locations);
-		free(p);
-	}
+	stream_free(p);
 	return err;
 }
