@@ -9,11 +9,12 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 # Build: BPF compiler, libbpf, skeleton generator, libelf, zlib; libcurl and
-# protobuf-c (with protoc-c, which generates the OTLP messages' C code).
+# protobuf-c (with protoc-c, which generates the OTLP messages' C code);
+# openssl makes the OTLP TLS test's certificate.
 # Tests and benchmarks: a JDK, linux-perf for comparisons, python3 + pytest.
 apt_packages="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc
 	libc6-dev linux-perf python3 python3-pip procps util-linux binutils passwd
-	libcurl4-openssl-dev protobuf-c-compiler libprotobuf-c-dev"
+	libcurl4-openssl-dev protobuf-c-compiler libprotobuf-c-dev openssl"
 # The HTML pages' tests load them in headless Chromium, driven by Playwright
 # (tests/integration/browser.py; installed below, with no browser of its own).
 apt_packages="$apt_packages chromium"

@@ -28,7 +28,7 @@ CONFIG = """receivers:
   otlp:
     protocols:
       http:
-        endpoint: 127.0.0.1:{port}
+        endpoint: 127.0.0.1:{port}{tls}
 exporters:
   file:
     path: {out}
@@ -52,16 +52,18 @@ def free_port():
 class Collector:
     """The built Collector on 127.0.0.1:port, its profiles in out.jsonl."""
 
-    def __init__(self, workdir, port=None, signal="profiles", name=None):
+    def __init__(self, workdir, port=None, signal="profiles", name=None, tls=None):
         assert os.access(OTELCOL, os.X_OK), f"{OTELCOL} is missing: run `make deps`"
         self.port = port or free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
         name = name or str(self.port)
         self.out = os.path.join(workdir, f"received-{name}.jsonl")
         self.config = os.path.join(workdir, f"otelcol-{name}.yaml")
         self.log = os.path.join(workdir, f"otelcol-{name}.log")
         with open(self.config, "w") as f:
-            f.write(CONFIG.format(port=self.port, out=self.out, signal=signal))
+            tls_config = ("\n        tls:\n          cert_file: {}\n          key_file: {}"
+                          .format(*tls) if tls else "")
+            f.write(CONFIG.format(port=self.port, out=self.out, signal=signal, tls=tls_config))
         self.proc = None
 
     def start(self):
@@ -425,3 +427,27 @@ def test_record_refused_keeps_the_recording(tmp_path, collector):
     otlp = summary["otlp"]
     assert otlp["sender"]["batches_dropped"]["refused"] == otlp["exported"]["segments"] >= 1
     assert otlp["sender"]["last_http_status"] == 404
+
+
+def test_tls(native_recording, collector, tmp_path):
+    """An https Collector: its certificate verified with --otlp-ca; without
+    it, the request is not sent and the reason is said."""
+    cert, key = str(tmp_path / "cert.pem"), str(tmp_path / "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-keyout", key, "-out", cert, "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True, timeout=60)
+    c = collector(tls=(cert, key))
+    assert c.url.startswith("https://")
+    r, stats = convert_otlp(native_recording, c.url, "--otlp-ca", cert)
+    assert r.returncode == 0, r.stderr
+    assert stats["sender"]["samples_sent"] == stats["exported"]["samples"]
+    r, stats = convert_otlp(native_recording, c.url, "--otlp-give-up", 2)
+    assert r.returncode == 1
+    assert stats["sender"]["batches_sent"] == 0
+    assert "certificate" in stats["sender"]["last_error"].lower(), stats["sender"]["last_error"]
+    r, stats = convert_otlp(native_recording, c.url, "--otlp-insecure")
+    assert r.returncode == 0, r.stderr
+    c.stop()
+    t = totals(received_samples(c.requests()))
+    assert t[("samples", "count")] == 2 * read_summary(native_recording)["samples"]
