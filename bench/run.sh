@@ -18,9 +18,19 @@ rm -f build/bench/bench.jfr
 # labels, and writing every view from the store at the end: 1,000,000
 # samples over 5,000 and 50,000 stacks of 8 kernel + 32 user frames.
 cc -O2 -D_GNU_SOURCE -Iinclude -Iuser -Ibuild -o build/bench/steady_path bench/steady_path.c \
-	build/libsparkprof.a -lz -lelf -lbpf -lpthread -lm
+	build/libsparkprof.a -lz -lelf -lbpf -lcurl -lprotobuf-c -lpthread -lm
 build/bench/steady_path 1000000 5000
 build/bench/steady_path 1000000 50000
+# OTLP export: CPU and bytes per exported sample, from every segment of a
+# recording of the simulated executor (-a --wall -F 999).
+cc -O2 -D_GNU_SOURCE -Iinclude -Iuser -Ibuild -Ibuild/proto -o build/bench/otlp_cost \
+	bench/otlp_cost.c build/libsparkprof.a -lprotobuf-c -lz
+python3 -c 'import sys; sys.path[:0] = ["tests", "tests/integration"]; import spark_sim
+from testlib import record
+cp = spark_sim.compile_sim("build")
+record("build/bench/otlp-rec", "-a", "--wall", "-F", 999, "--",
+       *spark_sim.sim_command(cp, "build/bench/otlp-truth.txt", jvm_args=["-agentpath:build/libsparkprof-agent.so"]), timeout=600)'
+build/bench/otlp_cost build/bench/otlp-rec/samples.store
 # One executor running 600 short stages, recorded with -a -t --wall:
 # files, bytes, peak RSS and the stop.
 python3 bench/many_stages.py
