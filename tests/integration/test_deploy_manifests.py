@@ -52,6 +52,10 @@ def test_daemonset_has_what_the_agent_needs():
     assert agent["securityContext"]["privileged"] is True
     args = agent["args"]
     assert args[0] == "record" and "--rotate" in args and "--keep" in args
+    # Profiles go on to the Collector too (OTLP/HTTP).
+    env = {e["name"]: e.get("value") for e in agent["env"]}
+    assert args[args.index("--otlp") + 1] == "$(OTLP_ENDPOINT)"
+    assert env["OTLP_ENDPOINT"].startswith("http") and env["OTLP_ENDPOINT"].endswith(":4318")
     host_paths = {v["name"]: v["hostPath"]["path"] for v in spec["volumes"] if "hostPath" in v}
     mounts = {m["name"]: m["mountPath"] for m in agent["volumeMounts"]}
     for path in ("/sys", "/sys/fs/bpf", "/sys/kernel/debug", "/sys/kernel/tracing"):
