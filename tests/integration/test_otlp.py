@@ -230,13 +230,15 @@ def assert_sim_received(samples, exported, summary, truth):
         summary["samples"] * period + off_cpu_ns(summary), rel=1e-3)
 
     # Resource attributes: the executor's process, host and Spark ids.
-    executor = [s for s in samples if s.resource.get("process.pid") == truth["pid"]]
-    assert executor, {s.resource.get("process.pid") for s in samples}
+    # (Its pid ran sparkprof's child before the exec: another resource.)
+    executor = [s for s in samples if s.resource.get("process.pid") == truth["pid"] and
+                s.resource["process.executable.name"] == "java"]
+    assert executor, {tuple(s.resource.items()) for s in samples}
     res = executor[0].resource
     assert res["host.name"] == summary["host"]
-    assert res["process.executable.name"] == "java"
     assert res["spark.app.id"] == spark_sim.APP_ID
     assert res["spark.executor.id"] == "1"
+    assert all(s.resource == res for s in executor)
 
     # Sample attributes: each stage's CPU samples are summary.json's.
     by_stage = collections.Counter()

@@ -67,6 +67,13 @@ struct otlp_process {
 	struct otlp_profile prof[OTLP_KINDS];
 };
 
+/* A segment's label, resolved the first time a sample uses it. */
+struct seg_label {
+	struct otlp_process *proc;
+	int32_t attrs[OTLP_SAMPLE_ATTRS];
+	uint8_t nattrs;
+};
+
 enum otlp_key {
 	OTLP_KEY_THREAD_NAME, OTLP_KEY_THREAD_ID, OTLP_KEY_STAGE, OTLP_KEY_ATTEMPT,
 	OTLP_KEY_TASK, OTLP_KEY_STATE, OTLP_KEY_FRAME_TYPE, OTLP_KEYS,
@@ -86,7 +93,7 @@ struct otlp_batch {
 	size_t nlocs, locs_cap;
 	size_t *stack_off;
 	size_t stack_cap;
-	struct strmap *proc_index;        /* pid bytes -> struct otlp_process * */
+	struct strmap *proc_index;        /* pid and name -> struct otlp_process * */
 	struct otlp_process **procs;
 	size_t nprocs, procs_cap;
 	int32_t keys[OTLP_KEYS];          /* string indices */
@@ -96,7 +103,7 @@ struct otlp_batch {
 	 * attributes and each leaf's stack (-1: not yet). */
 	struct frame *frames;
 	int32_t *locs;
-	void *seg_labels;
+	struct seg_label *seg_labels;
 	size_t seg_labels_cap;
 	int32_t *leaf_stack;
 	size_t leaf_cap;
@@ -116,13 +123,6 @@ static const char *const type_file[FRAME_TYPE_MAX] = {
 };
 static const char *const state_value[ROW_STATES] = {
 	"running", "preempted", "sleeping", "uninterruptible", "other",
-};
-
-/* A segment's label, resolved the first time a sample uses it. */
-struct seg_label {
-	struct otlp_process *proc;
-	int32_t attrs[OTLP_SAMPLE_ATTRS];
-	uint8_t nattrs;
 };
 
 /* Index of key in d, adding it (*added) when new. 0 or -ENOMEM/-E2BIG. */
@@ -264,14 +264,20 @@ static int new_process(struct otlp_batch *b, const struct sample_labels *l,
 	return 0;
 }
 
-/* The process of l, and its Spark ids from the first label that has them. */
+/* The process of l, and its Spark ids from the first label that has them.
+ * A process is its pid and its name: one that runs another program after
+ * an exec (sparkprof's child before it becomes the JVM) is another resource. */
 static int process_of(struct otlp_batch *b, const struct sample_labels *l,
 		      struct otlp_process **out)
 {
+	char key[sizeof(l->pid) + STORE_TEXT_MAX];
+	size_t len = strnlen(l->process, STORE_TEXT_MAX);
 	int inserted = 0, err;
-	void **slot = strmap_slot(b->proc_index, (const char *)&l->pid, sizeof(l->pid), &inserted);
+	void **slot;
 
-	if (!slot)
+	memcpy(key, &l->pid, sizeof(l->pid));
+	memcpy(key + sizeof(l->pid), l->process, len);
+	if (!(slot = strmap_slot(b->proc_index, key, sizeof(l->pid) + len, &inserted)))
 		return -ENOMEM;
 	if (inserted) {
 		*slot = NULL;
@@ -395,7 +401,7 @@ static int add_sample(struct otlp_batch *b, const struct store_labels *labels,
 		      uint64_t last_ns)
 {
 	const struct store_sample *s = &ss->samples[k];
-	struct seg_label *sl = &((struct seg_label *)b->seg_labels)[s->labels];
+	struct seg_label *sl = &b->seg_labels[s->labels];
 	int32_t *stack = &b->leaf_stack[s->leaf];
 	int err = 0;
 

@@ -7,7 +7,8 @@
  * A batch takes whole segments (their labels and samples, read back with
  * output/store_segment.h) and holds what the request needs, copied: the
  * segments can be freed once added. In the request:
- *  - one ResourceProfiles per process: host.name, process.pid,
+ *  - one ResourceProfiles per process (pid and name: an exec makes another):
+ *    host.name, process.pid,
  *    process.executable.name, spark.app.id and spark.executor.id where the
  *    process's samples carry them, and container.id, k8s.pod.name,
  *    k8s.pod.uid, k8s.namespace.name, k8s.node.name when the caller's

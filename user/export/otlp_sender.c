@@ -303,15 +303,15 @@ static void *run(void *arg)
 		pthread_mutex_lock(&s->lock);
 		if (a.outcome == RETRY && atomic_load(&s->stopping))
 			break;
-		s->st.last_http_status = a.status;
-		snprintf(s->st.last_error, sizeof(s->st.last_error), "%s",
-			 a.outcome == SENT ? "" : a.error);
 		if (a.outcome == SENT)
 			sent(s, r, &a);
 		else if (a.outcome == REFUSED)
-			refused(s, r, &a);
-		else
-			retry(s, r, &a);
+			refused(s, r, &a);   /* compares with the last status: before it changes */
+		s->st.last_http_status = a.status;
+		snprintf(s->st.last_error, sizeof(s->st.last_error), "%s",
+			 a.outcome == SENT ? "" : a.error);
+		if (a.outcome == RETRY)
+			retry(s, r, &a);     /* waits: the counters say why first */
 	}
 	while (s->head)
 		drop(s, pop(s), OTLP_DROP_SHUTDOWN);
