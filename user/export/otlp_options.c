@@ -48,6 +48,7 @@ int otlp_option(const char *cmd, int opt, const char *arg, struct otlp_options *
 		return rc;
 	case 0x4f07: return number(cmd, "--otlp-timeout", arg, 1000, &s->timeout_ms);
 	case 0x4f08: return number(cmd, "--otlp-give-up", arg, 1000, &s->give_up_ms);
+	case 0x4f09: s->no_gzip = true; return 1;
 	}
 	return 0;
 }

@@ -17,7 +17,8 @@ struct otlp_options {
 
 /* getopt_long entries: --otlp URL, --otlp-header 'Name: value' (repeated),
  * --otlp-ca FILE, --otlp-cert FILE, --otlp-key FILE, --otlp-insecure,
- * --otlp-queue-kib N, --otlp-timeout SECS, --otlp-give-up SECS. Their
+ * --otlp-queue-kib N, --otlp-timeout SECS, --otlp-give-up SECS,
+ * --otlp-no-gzip. Their
  * values are OTLP_OPT_FIRST and up. */
 #define OTLP_OPT_FIRST 0x4f00
 #define OTLP_OPTIONS \
@@ -29,7 +30,8 @@ struct otlp_options {
 	{ "otlp-insecure", no_argument, NULL, 0x4f05 }, \
 	{ "otlp-queue-kib", required_argument, NULL, 0x4f06 }, \
 	{ "otlp-timeout", required_argument, NULL, 0x4f07 }, \
-	{ "otlp-give-up", required_argument, NULL, 0x4f08 }
+	{ "otlp-give-up", required_argument, NULL, 0x4f08 }, \
+	{ "otlp-no-gzip", no_argument, NULL, 0x4f09 }
 
 /* Their text for a command's --help. */
 #define OTLP_HELP \
@@ -43,7 +45,8 @@ struct otlp_options {
 	"      --otlp-queue-kib N   unsent requests held while the Collector is away\n" \
 	"                           (65536: 64 MiB)\n" \
 	"      --otlp-timeout SECS  one POST (10)\n" \
-	"      --otlp-give-up SECS  drop a request unsent this long (300)\n"
+	"      --otlp-give-up SECS  drop a request unsent this long (300)\n" \
+	"      --otlp-no-gzip       send requests as they are (default: gzip'd)\n"
 
 /* Takes opt's argument into o. 1 when opt was one of them, 0 when not, -1
  * after a message naming cmd. */

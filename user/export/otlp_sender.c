@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <zlib.h>
 
 #include "base/json_writer.h"
 #include "base/log.h"
@@ -25,6 +26,7 @@ struct request {
 	size_t len;
 	uint64_t samples;
 	uint64_t queued_ns;
+	bool gzipped;
 };
 
 enum outcome { SENT, RETRY, REFUSED };
@@ -32,7 +34,7 @@ enum outcome { SENT, RETRY, REFUSED };
 struct otlp_sender {
 	struct otlp_sender_settings set;
 	char *url;
-	struct curl_slist *headers;
+	struct curl_slist *headers, *gzip_headers;   /* the latter with Content-Encoding */
 	CURL *curl;
 	pthread_t thread;
 	pthread_mutex_t lock;
@@ -184,6 +186,39 @@ static void server_message(struct otlp_sender *s, bool ok, struct answer *a)
 	}
 }
 
+/* r's body gzip'd, in place (outside the lock: the body is the thread's
+ * while it is at the queue's head). False when it cannot be (then it goes
+ * as it is, without the header). */
+static bool gzip_body(struct request *r)
+{
+	z_stream z = { 0 };
+	uLong bound;
+	uint8_t *out;
+	int rc;
+
+	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return false;
+	bound = deflateBound(&z, (uLong)r->len);
+	if (!(out = malloc(bound))) {
+		deflateEnd(&z);
+		return false;
+	}
+	z.next_in = r->body;
+	z.avail_in = (uInt)r->len;
+	z.next_out = out;
+	z.avail_out = (uInt)bound;
+	rc = deflate(&z, Z_FINISH);
+	deflateEnd(&z);
+	if (rc != Z_STREAM_END) {
+		free(out);
+		return false;
+	}
+	free(r->body);
+	r->body = out;
+	r->len = z.total_out;
+	return true;
+}
+
 static void post(struct otlp_sender *s, const struct request *r, struct answer *a)
 {
 	CURLcode rc;
@@ -192,6 +227,7 @@ static void post(struct otlp_sender *s, const struct request *r, struct answer *
 	*a = (struct answer){ .outcome = RETRY };
 	s->response_len = 0;
 	s->curl_error[0] = '\0';
+	curl_easy_setopt(s->curl, CURLOPT_HTTPHEADER, r->gzipped ? s->gzip_headers : s->headers);
 	curl_easy_setopt(s->curl, CURLOPT_POSTFIELDS, r->body);
 	curl_easy_setopt(s->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->len);
 	rc = curl_easy_perform(s->curl);
@@ -285,6 +321,20 @@ static void retry(struct otlp_sender *s, struct request *r, const struct answer 
 	wait_ms(s, wait);
 }
 
+/* Gzips r before its first POST; the queue's bytes follow its size (the
+ * lock taken for them only). */
+static void prepare(struct otlp_sender *s, struct request *r)
+{
+	size_t before = r->len;
+
+	if (s->set.no_gzip || r->gzipped)
+		return;
+	r->gzipped = gzip_body(r);
+	pthread_mutex_lock(&s->lock);
+	s->st.queued_bytes -= before - r->len;
+	pthread_mutex_unlock(&s->lock);
+}
+
 static void *run(void *arg)
 {
 	struct otlp_sender *s = arg;
@@ -299,6 +349,7 @@ static void *run(void *arg)
 			continue;
 		}
 		pthread_mutex_unlock(&s->lock);
+		prepare(s, r);
 		post(s, r, &a);
 		pthread_mutex_lock(&s->lock);
 		if (a.outcome == RETRY && atomic_load(&s->stopping))
@@ -383,7 +434,14 @@ static int endpoint(struct otlp_sender *s)
 			return -ENOMEM;
 		s->headers = h;
 	}
-	return s->headers ? 0 : -ENOMEM;
+	if (!s->headers)
+		return -ENOMEM;
+	/* The same list and the encoding: curl_slist_append only adds. */
+	s->gzip_headers = curl_slist_append(NULL, "Content-Encoding: gzip");
+	for (h = s->headers; s->gzip_headers && h; h = h->next)
+		if (!curl_slist_append(s->gzip_headers, h->data))
+			return -ENOMEM;
+	return s->gzip_headers ? 0 : -ENOMEM;
 }
 
 static int curl_setup(struct otlp_sender *s)
@@ -423,6 +481,7 @@ static void sender_free(struct otlp_sender *s)
 	if (s->curl)
 		curl_easy_cleanup(s->curl);
 	curl_slist_free_all(s->headers);
+	curl_slist_free_all(s->gzip_headers);
 	free(s->url);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->wake);

@@ -4,7 +4,8 @@
  * the network.
  *
  * Requests wait in a queue bounded in bytes; a full queue drops the new
- * request. One in flight at a time, to URL + "/v1development/profiles".
+ * request. One in flight at a time, to URL + "/v1development/profiles",
+ * gzip'd (Content-Encoding: gzip) by the sender's thread unless no_gzip.
  * A request that fails to connect, times out, or gets HTTP 429, 502, 503
  * or 504 (the retryable answers of OTLP/HTTP) is tried again after a wait
  * that doubles up to a bound (or the server's Retry-After), until
@@ -31,6 +32,7 @@ struct otlp_sender_settings {
 	const char *ca_file;             /* TLS: CA bundle for the server; NULL: the system's */
 	const char *cert_file, *key_file; /* TLS client certificate and key; NULL: none */
 	bool insecure;                   /* TLS without verifying the server */
+	bool no_gzip;                    /* send bodies as they are (default: gzip'd, on the thread) */
 	/* 0 for each: the default. */
 	size_t queue_bytes;              /* unsent requests held (64 MiB) */
 	uint64_t timeout_ms;             /* one POST (10 s) */
@@ -47,7 +49,7 @@ enum otlp_drop {
 };
 
 struct otlp_sender_stats {
-	uint64_t batches_sent, samples_sent, bytes_sent;
+	uint64_t batches_sent, samples_sent, bytes_sent;   /* bytes as sent (gzip'd) */
 	uint64_t retries;                          /* POSTs that were tried again */
 	uint64_t batches_dropped[OTLP_DROPS], samples_dropped[OTLP_DROPS];
 	uint64_t rejected_profiles;                /* accepted in part: what the server refused */
