@@ -19,6 +19,7 @@ import time
 
 import pytest
 
+import rotation_check
 import spark_sim
 from testlib import PROGS, SPARKPROF, read_folded, read_summary, record, remove_helper_files
 
@@ -453,3 +454,18 @@ def test_tls(native_recording, collector, tmp_path):
     c.stop()
     t = totals(received_samples(c.requests()))
     assert t[("samples", "count")] == 2 * read_summary(native_recording)["samples"]
+
+
+def test_record_rotate_sends_every_interval(tmp_path, collector):
+    """--rotate: one sender for the whole recording, every interval's
+    segments sent; what the Collector got is the intervals' samples."""
+    c = collector()
+    out = tmp_path / "rot"
+    record(out, "-a", "-F", 199, "--rotate", "2s", "--keep", 100, "-d", 7, "--otlp", c.url,
+           timeout=300)
+    c.stop()
+    intervals = [read_summary(out / d) for d in rotation_check.complete_folders(out)]
+    assert len(intervals) >= 3
+    assert all("otlp" in s for s in intervals)
+    t = totals(received_samples(c.requests()))
+    assert t[("samples", "count")] == sum(s["samples"] for s in intervals)
