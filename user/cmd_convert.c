@@ -123,6 +123,8 @@ int cmd_convert(int argc, char **argv)
 		}
 	}
 	filtered = filter.app_id || filter.executor_id || filter.by_stage || filter.task >= 0;
+	if (otlp_options_check("convert", &otlp.export))
+		return 2;
 	if (otlp.export.sender.url)
 		return convert_otlp(argc, argv, &otlp, filtered);
 	if (optind + 1 != argc || !out) {

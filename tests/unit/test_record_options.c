@@ -42,7 +42,20 @@ int main(void)
 	      o.attribution == ATTRIBUTION_EPOCH && o.epoch_interval_ns == 2000000000ULL &&
 	      o.threads == THREADS_TASKS && o.per_thread && !strcmp(o.app_id, "app-1"),
 	      "Spark settings");
+	CHECK(parse(&o, "record --otlp https://c:4318 --otlp-header Authorization:x "
+			"--otlp-ca ca.pem --otlp-queue-kib 8 --otlp-give-up 30 --otlp-no-gzip") == 0 &&
+	      !strcmp(o.otlp.sender.url, "https://c:4318") && o.otlp.sender.nheaders == 1 &&
+	      !strcmp(o.otlp.sender.headers[0], "Authorization:x") &&
+	      !strcmp(o.otlp.sender.ca_file, "ca.pem") && o.otlp.sender.queue_bytes == 8192 &&
+	      o.otlp.sender.give_up_ms == 30000 && o.otlp.sender.no_gzip,
+	      "OTLP export settings");
+	CHECK(parse(&o, "record") == 0 && !o.otlp.sender.url, "no OTLP export by default");
 	fprintf(stderr, "# the errors below are expected\n");
+	CHECK(parse(&o, "record --otlp ftp://c") < 0 && parse(&o, "record --otlp-ca x") < 0 &&
+	      parse(&o, "record --otlp http://c --otlp-header nocolon") < 0 &&
+	      parse(&o, "record --otlp http://c --otlp-queue-kib 0") < 0,
+	      "OTLP: a URL not http(s), an option without --otlp, a header without a colon, "
+	      "an empty queue refused");
 	CHECK(parse(&o, "record --ring-buffer 64") == 0 && o.ring_buffer_mib == 64,
 	      "--ring-buffer in MiB");
 	CHECK(parse(&o, "record") == 0 && o.ring_buffer_mib == 0, "ring buffer sized by default");

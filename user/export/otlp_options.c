@@ -1,6 +1,7 @@
 /* otlp_options.c - see otlp_options.h. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/log.h"
 #include "export/otlp_options.h"
@@ -50,5 +51,29 @@ int otlp_option(const char *cmd, int opt, const char *arg, struct otlp_options *
 	case 0x4f08: return number(cmd, "--otlp-give-up", arg, 1000, &s->give_up_ms);
 	case 0x4f09: s->no_gzip = true; return 1;
 	}
+	return 0;
+}
+
+int otlp_options_check(const char *cmd, const struct otlp_options *o)
+{
+	const struct otlp_sender_settings *s = &o->sender;
+
+	if (!s->url) {
+		if (s->nheaders || s->ca_file || s->cert_file || s->key_file || s->insecure ||
+		    s->queue_bytes || s->timeout_ms || s->give_up_ms || s->no_gzip) {
+			sp_err("%s: the --otlp-* options need --otlp URL", cmd);
+			return -1;
+		}
+		return 0;
+	}
+	if (strncmp(s->url, "http://", 7) && strncmp(s->url, "https://", 8)) {
+		sp_err("%s: --otlp '%s' is not an http:// or https:// URL", cmd, s->url);
+		return -1;
+	}
+	for (size_t i = 0; i < s->nheaders; i++)
+		if (!strchr(s->headers[i], ':')) {
+			sp_err("%s: --otlp-header '%s' is not 'Name: value'", cmd, s->headers[i]);
+			return -1;
+		}
 	return 0;
 }

@@ -52,4 +52,8 @@ struct otlp_options {
  * after a message naming cmd. */
 int otlp_option(const char *cmd, int opt, const char *arg, struct otlp_options *o);
 
+/* What only all of them say: an http(s) URL, "Name: value" headers, and
+ * no option without --otlp. 0, or -1 after a message naming cmd. */
+int otlp_options_check(const char *cmd, const struct otlp_options *o);
+
 #endif

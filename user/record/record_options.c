@@ -444,7 +444,7 @@ static int check_combinations(struct record_options *o, int argc, char **argv, b
 		sp_err("--keep needs --rotate");
 		return -1;
 	}
-	return 0;
+	return otlp_options_check("record", &o->otlp);
 }
 
 int record_options_parse(struct record_options *opts, int argc, char **argv)
@@ -453,7 +453,8 @@ int record_options_parse(struct record_options *opts, int argc, char **argv)
 	int c;
 
 	defaults(opts);
-	optind = 1;
+	/* 0, not 1: glibc then forgets a previous parse whole (tests parse many). */
+	optind = 0;
 	opterr = 0;
 	/* '+': stop at the first non-option so "-- cmd -x" keeps its options. */
 	while ((c = getopt_long(argc, argv, "+ap:F:d:o:tvh", long_options, NULL)) != -1) {
