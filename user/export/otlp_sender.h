@@ -10,9 +10,10 @@
  * or 504 (the retryable answers of OTLP/HTTP) is tried again after a wait
  * that doubles up to a bound (or the server's Retry-After), until
  * give_up_ms after it was queued; any other HTTP error refuses it, dropped
- * at once. The requests behind it wait: they go in order. Each change of state says one line (the first failure and why,
- * sending again, the first refusal with the server's message, the queue
- * filling up); counters say the rest.
+ * at once. The requests behind it wait: they go in order. Each change of
+ * state says one line (the first failure and why, sending again, the first
+ * refusal with the server's message, the queue filling up, giving up);
+ * counters say the rest.
  */
 #ifndef SPARKPROF_OTLP_SENDER_H
 #define SPARKPROF_OTLP_SENDER_H
