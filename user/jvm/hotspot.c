@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "base/hash.h"
@@ -23,6 +22,7 @@
 #include "base/log.h"
 #include "jvm/hotspot.h"
 #include "proc/proc_maps.h"
+#include "proc/proc_mem.h"
 #include "proc/proc_root.h"
 #include "symbols/elf_symbols.h"
 
@@ -41,7 +41,7 @@
 #define NAME_CHUNK (64u << 10)
 #define MAX_THREADS_TRIED 64u       /* JavaThreads tried to find the TLS modid */
 #define MAX_TLS_MODID 16u
-#define USER_ADDR_END (1ULL << 47)  /* x86-64 user space */
+#define USER_ADDR_END PROC_USER_ADDR_END
 
 /* Where a JVM's memory comes from: a live process, or an image (tests). */
 struct hs_mem {
@@ -109,9 +109,6 @@ struct hotspot {
  * the process is gone, or another -errno of process_vm_readv. */
 static int mem_read(const struct hs_mem *m, uint64_t addr, void *dst, size_t n)
 {
-	struct iovec local = { dst, n }, remote;
-	ssize_t got;
-
 	if (n == 0)
 		return 0;
 	if (m->image) {
@@ -122,13 +119,7 @@ static int mem_read(const struct hs_mem *m, uint64_t addr, void *dst, size_t n)
 		memcpy(dst, m->image + off, n);
 		return 0;
 	}
-	if (addr >= USER_ADDR_END || n > USER_ADDR_END - addr)
-		return -EFAULT;
-	remote = (struct iovec){ (void *)(uintptr_t)addr, n };
-	got = process_vm_readv(m->pid, &local, 1, &remote, 1, 0);
-	if (got == (ssize_t)n)
-		return 0;
-	return got < 0 ? -errno : -EFAULT;
+	return proc_mem_read(m->pid, addr, dst, n);
 }
 
 static int read_u64(const struct hs_mem *m, uint64_t addr, uint64_t *v)

@@ -5,13 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "base/hash.h"
 #include "base/log.h"
 #include "base/string_pool.h"
 #include "proc/proc_maps.h"
+#include "proc/proc_mem.h"
 #include "proc/proc_root.h"
 #include "python/python_code.h"
 #include "python/python_layout.h"
@@ -19,7 +19,7 @@
 #include "symbols/elf_symbols.h"
 
 /* Bounds on what a process's memory can make us read or keep. */
-#define USER_END (1ULL << 47)
+#define USER_END PROC_USER_ADDR_END
 #define MAX_TEXT 200            /* bytes of a name or file name kept */
 #define MAX_LINETABLE 65536u    /* bytes of one code object's line table */
 #define CODE_SLOTS 16384u       /* code objects cached; a full cache is emptied */
@@ -63,19 +63,6 @@ struct python_process {
 	struct string_pool *names;  /* frame names, files and function names */
 	struct python_process_stats stats;
 };
-
-static int mem_read(pid_t pid, uint64_t addr, void *dst, size_t n)
-{
-	struct iovec local = { dst, n }, remote = { (void *)(uintptr_t)addr, n };
-	ssize_t got;
-
-	if (!addr || addr >= USER_END || n > USER_END - addr)
-		return -EFAULT;
-	got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-	if (got == (ssize_t)n)
-		return 0;
-	return got < 0 ? -errno : -EFAULT;
-}
 
 static const char *base_name(const char *path)
 {
@@ -171,7 +158,7 @@ static int read_minor(pid_t pid, const struct proc_map *m, const uint64_t addr[S
 	uint64_t v;
 
 	if (found[SYM_VERSION]) {
-		if (mem_read(pid, addr[SYM_VERSION], &v, sizeof(v)))
+		if (proc_mem_read(pid, addr[SYM_VERSION], &v, sizeof(v)))
 			return -EFAULT;
 		return (v >> 24 & 0xff) == 3 ? (int)(v >> 16 & 0xff) : -ENOTSUP;
 	}
@@ -187,13 +174,13 @@ static int describe(struct python_process *pp, const uint64_t addr[SYM_COUNT], c
 	uint64_t interp = 0;
 
 	if (l->minor == 13 &&
-	    (mem_read(pp->pid, addr[SYM_RUNTIME], debug_offsets, sizeof(debug_offsets)) ||
+	    (proc_mem_read(pp->pid, addr[SYM_RUNTIME], debug_offsets, sizeof(debug_offsets)) ||
 	     !python_layout_check_313(debug_offsets, sizeof(debug_offsets)))) {
 		sp_warn("%s: its 3.13 layout is not the default build's (free-threaded or debug?): %s",
 			what, strerror(ENOTSUP));
 		return -ENOTSUP;
 	}
-	if (mem_read(pp->pid, addr[SYM_RUNTIME] + l->runtime_interpreters, &interp, sizeof(interp)))
+	if (proc_mem_read(pp->pid, addr[SYM_RUNTIME] + l->runtime_interpreters, &interp, sizeof(interp)))
 		return -ESRCH;
 	if (!interp || interp >= USER_END || interp & 7)
 		return -EAGAIN;
@@ -323,7 +310,7 @@ static const char *read_str(struct python_process *pp, uint64_t ptr, bool base)
 	char text[MAX_TEXT * 4 + 1];
 	const char *t;
 
-	if (mem_read(pp->pid, ptr, head, sizeof(head)))
+	if (proc_mem_read(pp->pid, ptr, head, sizeof(head)))
 		return NULL;
 	memcpy(&type, head + 8, sizeof(type));
 	if ((pp->unicode_type && type != pp->unicode_type) ||
@@ -331,7 +318,7 @@ static const char *read_str(struct python_process *pp, uint64_t ptr, bool base)
 		return NULL;
 	if (n > MAX_TEXT)
 		n = MAX_TEXT;
-	if (mem_read(pp->pid, ptr + off, chars, n * width))
+	if (proc_mem_read(pp->pid, ptr + off, chars, n * width))
 		return NULL;
 	python_str_utf8(chars, n, width, text, sizeof(text));
 	t = base ? base_name(text) : text;
@@ -344,7 +331,7 @@ static int read_bytes(struct python_process *pp, uint64_t ptr, uint8_t **data, u
 	uint64_t head[4];
 	int64_t size;
 
-	if (mem_read(pp->pid, ptr, head, sizeof(head)) ||
+	if (proc_mem_read(pp->pid, ptr, head, sizeof(head)) ||
 	    (pp->bytes_type && head[1] != pp->bytes_type))
 		return -EFAULT;
 	size = (int64_t)head[2];
@@ -353,7 +340,7 @@ static int read_bytes(struct python_process *pp, uint64_t ptr, uint8_t **data, u
 	*data = malloc(size ? (size_t)size : 1);
 	if (!*data)
 		return -ENOMEM;
-	if (mem_read(pp->pid, ptr + 32, *data, (size_t)size) && size) {
+	if (proc_mem_read(pp->pid, ptr + 32, *data, (size_t)size) && size) {
 		free(*data);
 		*data = NULL;
 		return -EFAULT;
@@ -373,7 +360,7 @@ static int read_code_head(struct python_process *pp, uint64_t code, uint64_t *na
 	uint8_t head[160];
 	uint64_t type;
 
-	if (mem_read(pp->pid, code, head, sizeof(head)))
+	if (proc_mem_read(pp->pid, code, head, sizeof(head)))
 		return -EFAULT;
 	memcpy(&type, head + 8, sizeof(type));
 	if (type != pp->walk.code_type)
