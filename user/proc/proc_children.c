@@ -17,17 +17,24 @@ static bool is_root(pid_t pid, const pid_t *roots, size_t n)
 	return false;
 }
 
-static bool below(pid_t pid, const pid_t *roots, size_t n)
+size_t proc_ancestors(pid_t pid, pid_t *out, size_t max)
 {
 	struct proc_status st;
+	size_t n = 0;
 
-	for (int level = 0; level < MAX_LEVELS; level++) {
-		if (proc_status_read(pid, &st) || st.ppid <= 1)
-			return false;
-		if (is_root(st.ppid, roots, n))
+	while (n < max && !proc_status_read(pid, &st) && st.ppid > 1)
+		out[n++] = pid = st.ppid;
+	return n;
+}
+
+static bool below(pid_t pid, const pid_t *roots, size_t n)
+{
+	pid_t up[MAX_LEVELS];
+	size_t levels = proc_ancestors(pid, up, MAX_LEVELS);
+
+	for (size_t i = 0; i < levels; i++)
+		if (is_root(up[i], roots, n))
 			return true;
-		pid = st.ppid;
-	}
 	return false;
 }
 

@@ -8,6 +8,11 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* pid's parent, grandparent ... into out (at most max), nearest first,
+ * stopping below init (pid 1) or at a process that cannot be read.
+ * Returns how many. */
+size_t proc_ancestors(pid_t pid, pid_t *out, size_t max);
+
 /* Calls fn for every live process whose ancestors (up to 8 levels) include
  * one of roots[0..n). 0, or -errno when /proc cannot be read; stops when
  * fn returns non-zero and returns that. */

@@ -7,7 +7,7 @@
 
 #include "base/grow_array.h"
 #include "proc/file_slurp.h"
-#include "proc/proc_status.h"
+#include "proc/proc_children.h"
 #include "python/python_process.h"
 #include "python/python_scan.h"
 
@@ -35,8 +35,6 @@ static bool named_python(pid_t pid, bool *daemon)
 static void describe(struct python_seen *s)
 {
 	struct python_process *pp;
-	struct proc_status st;
-	pid_t pid = s->pid;
 	int err = python_process_open(s->pid, &pp);
 
 	if (!err) {
@@ -44,11 +42,7 @@ static void describe(struct python_seen *s)
 		s->walkable = true;
 		python_process_free(pp);
 	}
-	for (int i = 0; i < PYTHON_SCAN_ANCESTORS; i++) {
-		if (proc_status_read(pid, &st) || st.ppid <= 1)
-			break;
-		s->ancestors[i] = pid = st.ppid;
-	}
+	proc_ancestors(s->pid, s->ancestors, PYTHON_SCAN_ANCESTORS);
 }
 
 int python_scan(struct python_seen **out, size_t *n)

@@ -8,7 +8,7 @@
 #include "base/log.h"
 #include "jvm/java_process.h"
 #include "proc/file_slurp.h"
-#include "proc/proc_status.h"
+#include "proc/proc_children.h"
 #include "python/python_process.h"
 #include "record/python_procs.h"
 #include "spark/executor_stages.h"
@@ -82,19 +82,15 @@ static bool runs_daemon(pid_t pid)
  * frame's text. */
 static void find_served(struct process_table *table, struct process *p)
 {
-	struct proc_status st;
-	pid_t pid = p->pid;
+	pid_t up[SERVED_DEPTH];
+	size_t levels = proc_ancestors(p->pid, up, SERVED_DEPTH);
 
-	for (int depth = 0; depth < SERVED_DEPTH; depth++) {
-		struct process *up;
+	for (size_t depth = 0; depth < levels; depth++) {
+		struct process *e = process_table_find(table, up[depth]);
 
-		if (proc_status_read(pid, &st) || st.ppid <= 1)
-			return;
-		pid = st.ppid;
-		up = process_table_find(table, pid);
-		if (!up || !up->executor)
+		if (!e || !e->executor)
 			continue;
-		p->served = pid;
+		p->served = up[depth];
 		snprintf(p->label, sizeof(p->label), "[%s %d]",
 			 depth == 0 && runs_daemon(p->pid) ? "pyspark daemon" : "python worker",
 			 (int)p->pid);
