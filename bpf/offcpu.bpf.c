@@ -24,8 +24,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 
-#include "hotspot_walk.bpf.h"
-#include "python_walk.bpf.h"
+#include "user_stack.bpf.h"
 #include "maps.bpf.h"
 
 #define PF_KTHREAD 0x00200000
@@ -127,8 +126,6 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 				       unsigned int prev_state, __u64 now, const bool walk)
 {
 	struct off_cpu_start *start;
-	const struct sp_hotspot_info *jvm = NULL;
-	const struct sp_python_info *py = NULL;
 
 	/* An exiting thread's last switch: it never comes back. */
 	if (prev_state & TASK_DEAD)
@@ -144,25 +141,11 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	start->state = thread_state(preempt, prev_state);
 	start->ustack_flags = 0;
 	start->anchor_index = 0;
-	if (walk)
-		jvm = hotspot_jvm_of(prev);
-	if (walk && !jvm)
-		py = python_proc_of(prev);
 	if (prev->flags & PF_KTHREAD)
 		start->ustack_bytes = 0;
-	else if (walk && jvm)
-		start->ustack_bytes = hotspot_walk(prev, jvm, start->ustack, &start->ustack_flags,
-						   &start->anchor_index);
-	else if (walk && py)
-		start->ustack_bytes = python_walk(
-			prev, py, start->ustack,
-			bpf_get_stack(ctx, start->ustack, PY_NATIVE_FRAMES * sizeof(__u64),
-				      BPF_F_USER_STACK),
-			&start->ustack_flags);
 	else
-		start->ustack_bytes = bpf_get_stack(ctx, start->ustack,
-						    SP_MAX_STACK_DEPTH * sizeof(__u64),
-						    BPF_F_USER_STACK);
+		start->ustack_bytes = user_stack(ctx, prev, start->ustack, &start->ustack_flags,
+						 &start->anchor_index, walk);
 	/* Last: a concurrent flush only claims an interval once it is whole. */
 	asm volatile("" ::: "memory");
 	*(volatile __u64 *)&start->off_ts = now;

@@ -10,9 +10,8 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 
-#include "hotspot_walk.bpf.h"
-#include "python_walk.bpf.h"
 #include "maps.bpf.h"
+#include "user_stack.bpf.h"
 
 #define PF_KTHREAD 0x00200000
 
@@ -46,8 +45,6 @@ static __always_inline int record_sample(struct bpf_perf_event_data *ctx, const 
 	struct task_struct *task;
 	struct sp_cpu_sample *sample;
 	struct cpu_record *rec;
-	const struct sp_hotspot_info *jvm = NULL;
-	const struct sp_python_info *py = NULL;
 	unsigned int flags;
 	__u32 zero = 0;
 	__u64 size;
@@ -76,9 +73,6 @@ static __always_inline int record_sample(struct bpf_perf_event_data *ctx, const 
 	sample->stacks.anchor_index = 0;
 	if (walk) {
 		task = bpf_get_current_task_btf();
-		jvm = hotspot_jvm_of(task);
-		if (!jvm)
-			py = python_proc_of(task);
 		flags = task->flags;
 	} else {
 		task = (struct task_struct *)bpf_get_current_task();
@@ -86,20 +80,10 @@ static __always_inline int record_sample(struct bpf_perf_event_data *ctx, const 
 	}
 	if (flags & PF_KTHREAD)
 		sample->stacks.ustack_bytes = 0; /* kernel threads have no user stack */
-	else if (walk && jvm)
-		sample->stacks.ustack_bytes = hotspot_walk(task, jvm, sample->stacks.frames,
-							   &sample->stacks.ustack_flags,
-							   &sample->stacks.anchor_index);
-	else if (walk && py)
-		sample->stacks.ustack_bytes = python_walk(
-			task, py, sample->stacks.frames,
-			bpf_get_stack(ctx, sample->stacks.frames, PY_NATIVE_FRAMES * sizeof(__u64),
-				      BPF_F_USER_STACK),
-			&sample->stacks.ustack_flags);
 	else
-		sample->stacks.ustack_bytes = bpf_get_stack(ctx, sample->stacks.frames,
-							    SP_MAX_STACK_DEPTH * sizeof(__u64),
-							    BPF_F_USER_STACK);
+		sample->stacks.ustack_bytes = user_stack(ctx, task, sample->stacks.frames,
+							 &sample->stacks.ustack_flags,
+							 &sample->stacks.anchor_index, walk);
 	if (sample->stacks.ustack_bytes < 0)
 		sp_count(SP_CNT_LOST_USTACK);
 	if (sample->stacks.ustack_flags & SP_USTACK_TRUNCATED)
