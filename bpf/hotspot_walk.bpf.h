@@ -5,6 +5,10 @@
  *   (127) caps bpf_get_stack().
  * - Interpreted frames: a return address in the interpreter is replaced by
  *   its frame's Method* (fp[-3]), tagged, for user space to name.
+ * - Compiled frames are stepped over by their size, as HotSpot does: the
+ *   code heap's segment map leads from a pc to its CodeBlob. Without
+ *   -XX:+PreserveFramePointer their rbp is no frame pointer, and a walk by
+ *   frame pointers would stop at the first of them.
  * - Waits: glibc has no frame pointers, so a walk from a futex wait stops
  *   in libc. HotSpot records the thread's last Java frame in its
  *   JavaFrameAnchor before it leaves Java code; the walk goes on from there.
@@ -23,6 +27,11 @@
 
 #define WALK_COPY_BYTES (32 * 1024)
 #define USER_ADDR_END (1ULL << 47)
+/* A segment map byte is a hop back of up to 254 segments: 32 hops cover a
+ * blob of 500 KiB or more. A compiled frame is under 64 KiB. */
+#define WALK_MAX_HOPS 32
+#define WALK_MAX_FRAME_WORDS (64 * 1024 / 8)
+#define WALK_FREE_SEGMENT 0xff
 
 /* The walk's state lives in a map value, not on the BPF stack: the
  * verifier then treats it as unknown at each step instead of following
@@ -33,7 +42,10 @@ struct walk_state {
 	__u64 copy_lo, copy_len;      /* the copied stack bytes [copy_lo, +copy_len) */
 	__u64 stack_top;              /* the JavaThread's stack base; 0: unknown */
 	__u64 interp_lo, interp_hi;
-	__u64 fp;                     /* frame to read next */
+	__u64 code_lo, code_hi;
+	struct sp_code_heap code_heaps[SP_MAX_CODE_HEAPS];
+	__u32 n_code_heaps, frame_size_offset;
+	__u64 pc, sp, fp;             /* the frame last noted: its caller is next */
 	__u64 reached;                /* the highest frame read */
 	__u32 n;
 	__u32 truncated;
@@ -145,24 +157,84 @@ static __always_inline void walk_note_##NAME(struct walk_ctx *c, __u64 pc, __u64
 	w->n = n + 1;								\
 }										\
 										\
+/* The code heap's segment map byte for pc's segment; its segment index. */ \
+static __always_inline int walk_segment_##NAME(struct walk_ctx *c, __u64 pc,	\
+		__u64 *lo, __u64 *seg, __u32 *log2, __u64 *segmap)		\
+{										\
+	struct walk_state *w = c->w;						\
+										\
+	*segmap = 0;								\
+	for (int i = 0; i < SP_MAX_CODE_HEAPS; i++) {				\
+		if (i < w->n_code_heaps && pc >= w->code_heaps[i].lo &&		\
+		    pc < w->code_heaps[i].hi) {					\
+			*lo = w->code_heaps[i].lo;				\
+			*segmap = w->code_heaps[i].segmap;			\
+			*log2 = w->code_heaps[i].log2_segment & 31;		\
+		}								\
+	}									\
+	if (!*segmap)								\
+		return 1;							\
+	*seg = (pc - *lo) >> *log2;						\
+	return 0;								\
+}										\
+										\
+/* The caller of the compiled frame last noted, found as HotSpot finds it:	\
+ * the segment map hops back from the pc to its block, whose CodeBlob	\
+ * gives the frame's size; the return address and the caller's rbp lie	\
+ * just below the sender's sp. 1: not compiled code, or no frame size. */	\
+static __always_inline int walk_compiled_##NAME(struct walk_ctx *c, __u64 *sender_sp, \
+						__u64 *ret, __u64 *fp)		\
+{										\
+	struct walk_state *w = c->w;						\
+	__u64 pc = w->pc, lo = 0, seg = 0, segmap = 0;				\
+	__u32 log2 = 0;								\
+	__s32 words;								\
+	__u8 hop;								\
+										\
+	if (!w->sp || pc < w->code_lo || pc >= w->code_hi ||			\
+	    (pc >= w->interp_lo && pc < w->interp_hi) ||			\
+	    walk_segment_##NAME(c, pc, &lo, &seg, &log2, &segmap) ||		\
+	    READ(c, &hop, segmap + seg) || hop == WALK_FREE_SEGMENT)		\
+		return 1;							\
+	for (int i = 0; i < WALK_MAX_HOPS && hop; i++) {			\
+		if (hop > seg)							\
+			return 1;						\
+		seg -= hop;							\
+		if (READ(c, &hop, segmap + seg))				\
+			return 1;						\
+	}									\
+	if (hop || READ(c, &words, lo + (seg << log2) + w->frame_size_offset) || \
+	    words <= 0 || words > WALK_MAX_FRAME_WORDS)				\
+		return 1;							\
+	*sender_sp = w->sp + (__u64)words * 8;					\
+	/* A Java frame's caller is code in the cache too: compiled code, the	\
+	 * interpreter or the call stub. */					\
+	return walk_read_##NAME(c, *sender_sp - 8, ret) ||			\
+	       walk_read_##NAME(c, *sender_sp - 16, fp) ||			\
+	       *ret < w->code_lo || *ret >= w->code_hi;				\
+}										\
+										\
 static long walk_step_##NAME(__u64 index, struct walk_ctx *c)			\
 {										\
 	struct walk_state *w = c->w;						\
-	__u64 next_fp, ret;							\
+	__u64 next_sp, next_fp, ret;						\
 										\
-	if (!w->fp || (w->fp & 7) || w->fp >= USER_ADDR_END ||			\
-	    walk_read_##NAME(c, w->fp, &next_fp) ||				\
-	    walk_read_##NAME(c, w->fp + 8, &ret) || !ret)			\
-		return 1;							\
-	w->reached = w->fp;							\
-	walk_note_##NAME(c, ret, next_fp);					\
-	if (w->truncated)							\
-		return 1;							\
+	if (walk_compiled_##NAME(c, &next_sp, &ret, &next_fp)) {		\
+		if (!w->fp || (w->fp & 7) || w->fp >= USER_ADDR_END ||		\
+		    walk_read_##NAME(c, w->fp, &next_fp) ||			\
+		    walk_read_##NAME(c, w->fp + 8, &ret))			\
+			return 1;						\
+		next_sp = w->fp + 16;						\
+	}									\
 	/* Callers' frames lie higher: anything else is no frame chain. */	\
-	if (next_fp <= w->fp)							\
+	if (!ret || next_sp <= w->sp || next_sp >= USER_ADDR_END)		\
 		return 1;							\
+	w->reached = next_sp - 16;						\
+	walk_note_##NAME(c, ret, next_fp);					\
+	w->pc = ret;								\
+	w->sp = next_sp;							\
 	w->fp = next_fp;							\
-	return 0;								\
+	return w->truncated ? 1 : 0;						\
 }										\
 										\
 /* The walked thread's JavaThread, through libjvm's TLS: the dtv (fsbase	\
@@ -200,6 +272,11 @@ static __always_inline __s32 hotspot_walk_##NAME(struct task_struct *task,	\
 		return -14; /* -EFAULT */					\
 	w->interp_lo = jvm->interp_lo;						\
 	w->interp_hi = jvm->interp_hi;						\
+	w->code_lo = jvm->code_lo;						\
+	w->code_hi = jvm->code_hi;						\
+	__builtin_memcpy(w->code_heaps, jvm->code_heaps, sizeof(w->code_heaps)); \
+	w->n_code_heaps = jvm->n_code_heaps;					\
+	w->frame_size_offset = jvm->frame_size_offset;				\
 	w->copy_lo = w->copy_len = w->stack_top = 0;				\
 	w->n = 0;								\
 	w->truncated = 0;							\
@@ -222,7 +299,9 @@ static __always_inline __s32 hotspot_walk_##NAME(struct task_struct *task,	\
 		}								\
 	}									\
 	w->fp = BPF_CORE_READ(regs, bp);					\
-	walk_note_##NAME(&c, BPF_CORE_READ(regs, ip), w->fp);			\
+	w->pc = BPF_CORE_READ(regs, ip);					\
+	w->sp = sp;								\
+	walk_note_##NAME(&c, w->pc, w->fp);					\
 	bpf_loop(SP_MAX_USER_DEPTH + 1, walk_step_##NAME, &c, 0);		\
 	/* Stopped short of the last Java frame (in glibc, without frame	\
 	 * pointers): go on from the anchor. When last_Java_fp is not set,	\
@@ -232,9 +311,11 @@ static __always_inline __s32 hotspot_walk_##NAME(struct task_struct *task,	\
 	    !walk_read_##NAME(&c, anchor[0] - 16, &below[0]) &&		\
 	    !walk_read_##NAME(&c, anchor[0] - 8, &below[1])) {			\
 		w->fp = anchor[2] ? anchor[2] : below[0];			\
+		w->pc = anchor[1] ? anchor[1] : below[1];			\
+		w->sp = anchor[0];						\
 		*anchor_index = w->n;						\
 		*flags |= SP_USTACK_ANCHOR;					\
-		walk_note_##NAME(&c, anchor[1] ? anchor[1] : below[1], w->fp);	\
+		walk_note_##NAME(&c, w->pc, w->fp);				\
 		bpf_loop(SP_MAX_USER_DEPTH + 1, walk_step_##NAME, &c, 0);	\
 	}									\
 	if (w->truncated)							\

@@ -20,6 +20,9 @@
  * walked by bpf/hotspot_walk.bpf.h, to this depth. */
 #define SP_MAX_USER_DEPTH 2048
 #define SP_COMM_LEN 16
+/* HotSpot's code cache has up to three heaps (non-nmethods, profiled,
+ * non-profiled). */
+#define SP_MAX_CODE_HEAPS 4
 
 enum sp_event_kind {
 	SP_EVENT_CPU_SAMPLE = 1, /* cpu-clock sample of a running thread */
@@ -76,6 +79,18 @@ struct sp_hotspot_info {
 	__u32 last_java_fp_offset;
 	__u32 last_java_pc_offset;
 	__u32 stack_base_offset;      /* JavaThread::_stack_base */
+	/* The code cache, for stepping over compiled frames by their size
+	 * (their rbp is no frame pointer without -XX:+PreserveFramePointer).
+	 * n_code_heaps 0: frame pointers only. */
+	__u64 code_lo, code_hi;       /* CodeCache::_low_bound, _high_bound */
+	struct sp_code_heap {
+		__u64 lo, hi;         /* the heap's reserved memory */
+		__u64 segmap;         /* a byte per segment: hops back to its block */
+		__u32 log2_segment;
+		__u32 pad;
+	} code_heaps[SP_MAX_CODE_HEAPS];
+	__u32 n_code_heaps;
+	__u32 frame_size_offset;      /* of CodeBlob::_frame_size (words), from the block */
 };
 
 /* What the Python walker needs to know of one CPython process (map

@@ -130,3 +130,15 @@ def jmc_classpath():
     assert any(j.endswith("flightrecorder.jar") for j in jars), \
         "run `make deps`: JMC's flightrecorder jar is missing"
     return ":".join(jars)
+
+
+@pytest.fixture
+def busy_cpus():
+    """A native spinner (build/progs/hot_functions) per CPU for the test's
+    length, as on a node doing other work; yields their pids."""
+    from testlib import start_prog, wait_gone
+    progs = [start_prog("hot_functions", 300) for _ in range(os.cpu_count() or 1)]
+    yield [pid for _, pid in progs]
+    for proc, _ in progs:
+        proc.kill()
+        wait_gone(proc)

@@ -97,25 +97,25 @@ struct jvm_row {
 	const char *walk;               /* how record walks its stacks */
 };
 
-/* "full": the walker names interpreted frames and continues waits; "no-waits":
- * its thread-local JavaThread was not found; "fp": frame pointers only (127
- * frames, interpreted frames unnamed), as the kernel has no walker or the
- * JVM's vmStructs could not be read; "-": no -XX:+PreserveFramePointer, Java
- * frames are lost. */
+/* "full": the walker names interpreted frames, steps over compiled ones by
+ * their size and continues waits; "no-waits": its thread-local JavaThread
+ * was not found; "fp": frame pointers only (127 frames, interpreted frames
+ * unnamed), as the kernel has no walker or the JVM's vmStructs could not
+ * be read; "-": that, and no -XX:+PreserveFramePointer: Java frames are
+ * lost. */
 static const char *walk_level(const struct jvm_info *j, bool kernel_walks)
 {
+	bool fp = j->flags.preserve_frame_pointer == JVM_FLAG_ON;
 	struct sp_hotspot_info info;
 	struct hotspot *hs;
 
-	if (j->flags.preserve_frame_pointer != JVM_FLAG_ON)
-		return "-";
-	if (!kernel_walks)
-		return "fp";
-	hs = hotspot_open(j->pid);
+	hs = kernel_walks ? hotspot_open(j->pid) : NULL;
 	if (!hs)
-		return "fp";
+		return fp ? "fp" : "-";
 	hotspot_walker_info(hs, &info);
 	hotspot_free(hs);
+	if (!info.n_code_heaps && !fp)
+		return "-";
 	return info.tls_modid ? "full" : "no-waits";
 }
 
@@ -287,15 +287,16 @@ static void print_json(const struct jvm_info *jvms, const struct jvm_row *rows, 
 	fputc('\n', stdout);
 }
 
-/* One line for all JVMs whose Java stacks a frame-pointer walk will cut. */
-static void warn_no_frame_pointer(const struct jvm_info *jvms, size_t n)
+/* One line for all JVMs whose Java stacks will be cut (walk level "-"). */
+static void warn_no_frame_pointer(const struct jvm_info *jvms, const struct jvm_row *rows,
+				  size_t n)
 {
 	char pids[512];
 	size_t len = 0, count = 0;
 
 	pids[0] = '\0';
 	for (size_t i = 0; i < n; i++) {
-		if (jvms[i].flags.preserve_frame_pointer == JVM_FLAG_ON)
+		if (strcmp(rows[i].walk, "-"))
 			continue;
 		count++;
 		if (len < sizeof(pids) - 16)
@@ -366,7 +367,7 @@ int cmd_list(int argc, char **argv)
 		print_json(jvms, rows, n, py, npy);
 	} else {
 		print_table(jvms, rows, n, py, npy);
-		warn_no_frame_pointer(jvms, n);
+		warn_no_frame_pointer(jvms, rows, n);
 	}
 	free(py);
 	free(rows);

@@ -23,7 +23,7 @@ import pytest
 
 import rotation_check
 import spark_sim
-from testlib import ROOT, SPARKPROF, read_folded, read_summary, samples_with, start_prog, wait_gone
+from testlib import ROOT, SPARKPROF, read_folded, read_summary, samples_with
 
 IMAGE = "localhost/sparkprof:latest"
 BASE_IMAGE = "localhost/sparkprof-base:bookworm"
@@ -228,15 +228,6 @@ def test_stage_files_for_an_executor_in_a_container(image, names, installed_help
     ex = [e for e in summary["executors"] if e.get("app_id") == spark_sim.APP_ID]
     assert len(ex) == 1 and ex[0]["helper"] and ex[0]["attribution"] == "thread", \
         json.dumps(summary["executors"])[:2000]
-
-
-@pytest.fixture
-def busy_cpus():
-    progs = [start_prog("hot_functions", 120) for _ in range(2)]
-    yield
-    for proc, _ in progs:
-        proc.kill()
-        wait_gone(proc)
 
 
 def test_rotation_and_sigterm_through_the_image(image, names, busy_cpus, jfr_tools, tmp_path):

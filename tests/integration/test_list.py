@@ -88,10 +88,12 @@ def test_list_shows_jvms(jdks, newest_jdk, java_classes, work_dir, jvms, sparkpr
     expect = {
         fp17.pid: dict(USER="root", JDK="17", HELPER="-", FP="yes", WALK="full", MAIN="Idle"),
         fp_new.pid: dict(JDK=str(newest), FP="yes", WALK="full"),
-        jar_new.pid: dict(USER="nobody", JDK=str(newest), HELPER="-", FP="no", WALK="-",
+        # Without frame pointers too: compiled frames are stepped over by size.
+        jar_new.pid: dict(USER="nobody", JDK=str(newest), HELPER="-", FP="no", WALK="full",
                           MAIN=f"-jar {jar}"),
         env_fp.pid: dict(USER="root", JDK="17", FP="yes", WALK="full", MAIN="Idle"),
-        executor.pid: dict(JDK="17", FP="no", APP="app-20251122031500-0007", EXECUTOR="3",
+        executor.pid: dict(JDK="17", FP="no", WALK="full", APP="app-20251122031500-0007",
+                           EXECUTOR="3",
                            MAIN="org.apache.spark.executor.CoarseGrainedExecutorBackend"),
         boxed.pid: dict(USER="root", JDK=str(newest), MAIN="Idle"),
     }
@@ -100,11 +102,9 @@ def test_list_shows_jvms(jdks, newest_jdk, java_classes, work_dir, jvms, sparkpr
         got = {k: rows[pid][k] for k in want}
         assert got == want, (pid, rows[pid])
     assert rows[fp17.pid]["APP"] == "-" and rows[fp17.pid]["EXECUTOR"] == "-"
-    # One warning line names the JVMs without frame pointers (and not the others).
-    warn = [l for l in r.stderr.splitlines() if "PreserveFramePointer" in l]
-    assert len(warn) == 1, r.stderr
-    assert str(jar_new.pid) in warn[0] and str(executor.pid) in warn[0]
-    assert f" {fp17.pid} " not in warn[0] + " " and f" {env_fp.pid} " not in warn[0] + " "
+    # This kernel walks every JVM in full: no warning of cut stacks (the
+    # kernel matrix's 5.10 has none, and walks by frame pointers only).
+    assert "PreserveFramePointer" not in r.stderr, r.stderr
 
     js = json_rows(sparkprof_bin)
     j = js[fp17.pid]

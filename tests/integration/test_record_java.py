@@ -319,3 +319,61 @@ def test_malformed_perf_map_without_helper_is_survived(tmp_path, jdks, hot_class
     frames_seen = {f for frames, _ in worker for f in frames}
     assert not frames_seen & garbage, frames_seen & garbage
     assert any("JavaThread::" in f for frames, _ in worker for f in frames)
+
+
+SHARES_SRC = os.path.join(ROOT, "tests", "java", "JitShares.java")
+KERNELS = ("KernelOne.run", "KernelTwo.run", "KernelThree.run", "KernelFour.run")
+
+
+@pytest.fixture(scope="module")
+def shares_classes(tmp_path_factory, jdks):
+    out = tmp_path_factory.mktemp("jitshares")
+    subprocess.run([os.path.join(jdks[min(jdks)], "bin", "javac"), "-d", str(out), SHARES_SRC],
+                   check=True)
+    return str(out)
+
+
+@pytest.mark.parametrize("which", ["oldest", "newest"])
+def test_late_attach_on_a_busy_node_keeps_the_kernels_shares(tmp_path, jdks, shares_classes,
+                                                             agent_path, busy_cpus, which):
+    """JitShares gives four kernels 10/20/30/40% of one thread's CPU time.
+    The helper is attached while they are still being compiled, with every
+    CPU busy, to a JVM without -XX:+PreserveFramePointer (as an executor
+    started without our options runs): compiled frames are stepped over by
+    their size, so each sample keeps its kernel whatever the JIT inlined."""
+    jdk = jdks[min(jdks)] if which == "oldest" else jdks[max(jdks)]
+    java = subprocess.Popen([os.path.join(jdk, "bin", "java"), "-cp", shares_classes,
+                             "JitShares", "14"], stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(java.stdout.readline().split()[1])
+        time.sleep(0.5)
+        proc = record(tmp_path, "-p", pid, "--attach", "--agent", agent_path, "-t",
+                      "-F", 999, "-d", 8)
+        measured = [int(x) for x in java.communicate(timeout=120)[0].split("cpu ")[1].split()[:4]]
+    finally:
+        if java.poll() is None:
+            java.kill()
+            java.wait()
+        remove_helper_files([pid])
+    assert "attached the helper" in proc.stderr, proc.stderr
+    # The workload's own split, by the thread CPU clock.
+    for i, ns in enumerate(measured):
+        assert abs(ns / sum(measured) - (i + 1) / 10) < 0.01, measured
+    worker = thread_samples(read_folded(tmp_path / "all.folded"), pid)["shares-worker"]
+    total = sum(c for _, c in worker)
+    by_kernel = {k: 0 for k in KERNELS}
+    unnamed = whole = 0
+    for frames, count in worker:
+        found = [k for k in KERNELS if k in frames]
+        assert len(found) <= 1, frames
+        if found:
+            by_kernel[found[0]] += count
+        else:
+            unnamed += count
+        whole += count if "java/lang/Thread.run" in frames else 0
+    named = sum(by_kernel.values())
+    assert total >= 1000 and unnamed <= 0.03 * total, (total, unnamed, worker[:5])
+    assert whole >= 0.95 * total, (whole, total)
+    for i, kernel in enumerate(KERNELS):
+        want = (i + 1) / 10
+        assert abs(by_kernel[kernel] / named - want) <= 0.1 * want, by_kernel

@@ -9,22 +9,11 @@ import time
 
 import pytest
 
-from testlib import SPARKPROF, read_folded, record, remove_helper_files, start_prog, wait_gone
+from testlib import SPARKPROF, read_folded, record, remove_helper_files, start_prog
 import rotation_check
 
 JAVA_SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "java",
                         "HotMethods.java")
-
-
-@pytest.fixture
-def busy_cpus():
-    """Two native spinners: every CPU of the 2-vCPU machine sampled all the
-    time, so a missing slice of time between intervals would show."""
-    progs = [start_prog("hot_functions", 120) for _ in range(2)]
-    yield [pid for _, pid in progs]
-    for proc, _ in progs:
-        proc.kill()
-        wait_gone(proc)
 
 
 def test_rotation_intervals_are_consecutive(tmp_path, busy_cpus, jfr_tools):

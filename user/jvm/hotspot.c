@@ -91,6 +91,11 @@ struct layout {
 	uint64_t java_thread_list_addr, tl_length, tl_threads, osthread, pthread_id;
 	bool has_threads;
 	uint64_t vm_major_addr;  /* 0: unknown */
+	/* the code cache, for compiled frames' sizes (optional) */
+	uint64_t heaps_addr, low_bound_addr, high_bound_addr, array_len, array_data;
+	uint64_t heap_memory, heap_segmap, heap_log2_segment, space_low, space_high;
+	uint64_t block_size, blob_frame_size;
+	bool has_code_heaps;
 };
 
 struct hotspot {
@@ -455,7 +460,7 @@ static bool address_of(struct resolver *r, const char *type, const char *field, 
 	return false;
 }
 
-static bool size_of(struct resolver *r, const char *type, uint64_t *out)
+static bool size_of(struct resolver *r, const char *type, uint64_t *out, bool required)
 {
 	const struct vm_type *ty = find_type(r->t, type);
 
@@ -463,8 +468,28 @@ static bool size_of(struct resolver *r, const char *type, uint64_t *out)
 		*out = ty->size;
 		return true;
 	}
-	note_missing(r, type, NULL);
+	if (required)
+		note_missing(r, type, NULL);
 	return false;
+}
+
+/* The code cache's fields: none required (without them compiled frames are
+ * walked by frame pointers only). A GrowableArray's _data follows its
+ * base's two ints. */
+static bool resolve_code_heaps(struct resolver *r, struct layout *l)
+{
+	return address_of(r, "CodeCache", "_heaps", &l->heaps_addr, false) &&
+	       address_of(r, "CodeCache", "_low_bound", &l->low_bound_addr, false) &&
+	       address_of(r, "CodeCache", "_high_bound", &l->high_bound_addr, false) &&
+	       offset_of(r, "GrowableArrayBase", "_len", &l->array_len, false) &&
+	       size_of(r, "GrowableArrayBase", &l->array_data, false) &&
+	       offset_of(r, "CodeHeap", "_memory", &l->heap_memory, false) &&
+	       offset_of(r, "CodeHeap", "_segmap", &l->heap_segmap, false) &&
+	       offset_of(r, "CodeHeap", "_log2_segment_size", &l->heap_log2_segment, false) &&
+	       offset_of(r, "VirtualSpace", "_low_boundary", &l->space_low, false) &&
+	       offset_of(r, "VirtualSpace", "_high_boundary", &l->space_high, false) &&
+	       size_of(r, "HeapBlock", &l->block_size, false) &&
+	       offset_of(r, "CodeBlob", "_frame_size", &l->blob_frame_size, false);
 }
 
 /* Fills l from the tables.  NULL, or the name of the first required field
@@ -484,7 +509,7 @@ static const char *resolve_layout(struct resolver *r, struct layout *l)
 	offset_of(r, "ConstMethod", "_constants", &l->const_method_constants, true);
 	offset_of(r, "ConstMethod", "_name_index", &l->const_method_name_index, true);
 	offset_of(r, "ConstantPool", "_pool_holder", &l->cp_pool_holder, true);
-	size_of(r, "ConstantPool", &l->cp_size);
+	size_of(r, "ConstantPool", &l->cp_size, true);
 	offset_of(r, "Klass", "_name", &l->klass_name, true);
 	offset_of(r, "Symbol", "_length", &l->symbol_length, true);
 	offset_of(r, "Symbol", "_body", &l->symbol_body, true);
@@ -499,6 +524,7 @@ static const char *resolve_layout(struct resolver *r, struct layout *l)
 		offset_of(r, "JavaThread", "_osthread", &l->osthread, false) &&
 		offset_of(r, "OSThread", "_pthread_id", &l->pthread_id, false);
 	address_of(r, "Abstract_VM_Version", "_vm_major_version", &l->vm_major_addr, false);
+	l->has_code_heaps = resolve_code_heaps(r, l);
 	/* The walker reads the anchor's words in one 24-byte copy. */
 	if (!r->missing && (l->last_java_sp > 16 || l->last_java_fp > 16 || l->last_java_pc > 16))
 		note_missing(r, "JavaFrameAnchor", "_last_Java_sp/_fp/_pc within 24 bytes");
@@ -531,6 +557,44 @@ static int read_interpreter(struct hotspot *hs)
 	hs->info.interp_lo = buffer;
 	hs->info.interp_hi = buffer + (uint32_t)limit;
 	return 0;
+}
+
+/* The code cache's bounds and heaps, for BPF to size compiled frames. Left
+ * empty (frame pointers only) when anything looks wrong: fixed from the
+ * JVM's start, they are read once. */
+static void read_code_heaps(struct hotspot *hs)
+{
+	const struct layout *l = &hs->l;
+	struct sp_hotspot_info *info = &hs->info;
+	uint64_t array, data, lo, hi, heap;
+	int32_t len, log2;
+
+	if (!l->has_code_heaps || read_u64(&hs->mem, l->low_bound_addr, &lo) ||
+	    read_u64(&hs->mem, l->high_bound_addr, &hi) || !user_pointer(lo) || hi <= lo ||
+	    hi > USER_ADDR_END || read_u64(&hs->mem, l->heaps_addr, &array) ||
+	    !user_pointer(array) || mem_read(&hs->mem, array + l->array_len, &len, sizeof(len)) ||
+	    len <= 0 || len > SP_MAX_CODE_HEAPS ||
+	    read_u64(&hs->mem, array + l->array_data, &data) || !user_pointer(data))
+		return;
+	for (int32_t i = 0; i < len; i++) {
+		struct sp_code_heap *h = &info->code_heaps[i];
+
+		if (read_u64(&hs->mem, data + 8 * (uint64_t)i, &heap) || !user_pointer(heap) ||
+		    mem_read(&hs->mem, heap + l->heap_memory + l->space_low, &h->lo, 8) ||
+		    mem_read(&hs->mem, heap + l->heap_memory + l->space_high, &h->hi, 8) ||
+		    mem_read(&hs->mem, heap + l->heap_segmap + l->space_low, &h->segmap, 8) ||
+		    mem_read(&hs->mem, heap + l->heap_log2_segment, &log2, sizeof(log2)) ||
+		    h->lo < lo || h->hi > hi || h->hi <= h->lo || !user_pointer(h->segmap) ||
+		    log2 < 4 || log2 > 16) {
+			memset(info->code_heaps, 0, sizeof(info->code_heaps));
+			return;
+		}
+		h->log2_segment = (uint32_t)log2;
+	}
+	info->code_lo = lo;
+	info->code_hi = hi;
+	info->n_code_heaps = (uint32_t)len;
+	info->frame_size_offset = (uint32_t)(l->block_size + l->blob_frame_size);
 }
 
 static int read_jdk_major(const struct hotspot *hs)
@@ -654,6 +718,7 @@ static int describe(struct hotspot *hs, const uint64_t ex[HS_EX_COUNT], const ch
 		return err;
 	}
 	hs->jdk_major = read_jdk_major(hs);
+	read_code_heaps(hs);
 	hs->info.anchor_offset = (uint32_t)hs->l.anchor;
 	hs->info.last_java_sp_offset = (uint32_t)hs->l.last_java_sp;
 	hs->info.last_java_fp_offset = (uint32_t)hs->l.last_java_fp;
