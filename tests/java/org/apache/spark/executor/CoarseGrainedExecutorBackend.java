@@ -16,6 +16,7 @@
  *   --sim-name-format full|tid  3.1+ names (default) or 2.2-3.0 TID-only names
  *   --sim-idle-names true     rename finished threads "Executor task idle worker#ID" (4.2+)
  *   --sim-start-delay-ms N    sleep before the first wave (default 0)
+ *   --sim-start-file PATH     then wait (up to 10 minutes) until PATH exists
  *   --sim-linger-ms N         stay alive after the last wave (default 0)
  *   --sim-short-stages N      instead of the waves: N stages one after the other, a
  *                             task per core each, of --sim-short-stage-ms (default 30)
@@ -52,7 +53,7 @@ public final class CoarseGrainedExecutorBackend {
             System.err.println("usage: CoarseGrainedExecutorBackend --driver-url U --executor-id E "
                     + "--hostname H --cores N --app-id A --sim-ground-truth PATH [--sim-scale F] "
                     + "[--sim-name-format full|tid] [--sim-idle-names true] "
-                    + "[--sim-start-delay-ms N] [--sim-linger-ms N] [--sim-short-stages N "
+                    + "[--sim-start-delay-ms N] [--sim-start-file PATH] [--sim-linger-ms N] [--sim-short-stages N "
                     + "[--sim-short-stage-ms MS]]");
             System.exit(2);
         }
@@ -69,6 +70,9 @@ public final class CoarseGrainedExecutorBackend {
         System.out.flush();
         if (delay > 0)
             Thread.sleep(delay);
+        String startFile = opt.get("--sim-start-file");
+        for (int i = 0; startFile != null && !Files.exists(Paths.get(startFile)) && i < 6000; i++)
+            Thread.sleep(100);
         sim.run();
         Files.write(Paths.get(truth), sim.groundTruthJson().getBytes(StandardCharsets.UTF_8));
         System.out.println("sim-executor: done, ground truth in " + truth);
