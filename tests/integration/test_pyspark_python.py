@@ -756,7 +756,8 @@ def test_plain_script_frames_match_py_spy(tmp_path, label):
         print(f"[{label}]   {fn}: in stack sparkprof {ours_in[fn]:.1f}% py-spy {theirs_in[fn]:.1f}%"
               f"; innermost sparkprof {ours_leaf.get(fn, 0):.1f}% py-spy "
               f"{theirs_leaf.get(fn, 0):.1f}%")
-    assert total >= 1000, total
+    # (How many it gets depends on how busy the node is: shares are compared.)
+    assert total >= 400, total
     assert with_python >= 0.9 * total, (with_python, total)
     assert unnamed_leaf(ours) <= 0.01 * total, [s for s in ours if "[python]_[p]" in s][:5]
     # the innermost Python frame is the hot function's in most samples, at
