@@ -131,10 +131,13 @@ def test_duration_is_kept_with_every_cpu_busy(tmp_path):
         rec = subprocess.Popen([SPARKPROF, "record", "-o", str(tmp_path), "-a", "-F", "999",
                                 "-d", "3"], stderr=subprocess.PIPE, text=True)
         started = time.monotonic()
-        time.sleep(0.3)
+        # Once sampling runs: loading the programs takes longer on a busy node.
+        head = ""
+        while "recording into" not in head and rec.poll() is None:
+            head += rec.stderr.readline()
         short, short_pid = start_prog("hot_functions", 1)
         wait_gone(short)
-        _, stderr = rec.communicate(timeout=60)
+        stderr = head + rec.communicate(timeout=60)[1]
         wall = time.monotonic() - started
     finally:
         for h in hogs:
