@@ -261,10 +261,14 @@ def test_code_cache_reuse_keeps_log_consistent(jdks, classes, agent_path, which)
 
 def process_summary(out_dir, pid):
     """pid's entry as a JVM: a `record -- cmd` child sampled before its exec
-    into java has an entry of its own under the same pid."""
+    into java has an entry of its own under the same pid. On a busy node a
+    sample taken just after the exec can reach the recorder before the exec
+    record, and stays with the old entry: a handful at most."""
     with open(os.path.join(out_dir, "summary.json")) as f:
         procs = [p for p in json.load(f)["processes"] if p["pid"] == pid and p["jvm"]]
-    assert len(procs) == 1, f"pid {pid} as a JVM in {out_dir}/summary.json: {procs}"
+    procs.sort(key=lambda p: -p["samples"])
+    assert procs and sum(p["samples"] for p in procs[1:]) <= 3, \
+        f"pid {pid} as a JVM in {out_dir}/summary.json: {procs}"
     return procs[0]
 
 
@@ -293,7 +297,8 @@ def test_log_rotation_keeps_the_log_bounded(jdks, classes, agent_path, sparkprof
         first = rec.stdout.readline()
         assert first.startswith("pid "), first
         pid = int(first.split()[1])
-        deadline, ino = time.time() + 20, None
+        # CodeChurn runs 40 s; a busy node churns (and logs) more slowly.
+        deadline, ino = time.time() + 36, None
         while time.time() < deadline:
             try:
                 now = os.stat(log_path(pid)).st_ino
@@ -304,7 +309,7 @@ def test_log_rotation_keeps_the_log_bounded(jdks, classes, agent_path, sparkprof
             ino = ino or now
             time.sleep(0.2)
         else:
-            pytest.fail("the log was not rotated within 20 s")
+            pytest.fail("the log was not rotated within 36 s")
         out = subprocess.run([sparkprof_bin, "record", "-F", "499", "-d", "5", "-p", str(pid),
                               "-o", str(late)], capture_output=True, text=True, timeout=90)
         assert out.returncode == 0, out.stderr
