@@ -18,7 +18,7 @@
 struct view_state {
 	struct jfr_writer *jfr;
 	bool jfr_done;                /* closed, or failed */
-	uint64_t wall_carry_ns;       /* time not yet written as a JFR wall sample */
+	uint64_t wall_carry_ns[2];    /* on/off CPU time not yet written as JFR wall samples */
 	struct strmap *tasks;         /* task ids seen (stages, and executors' TID-only) */
 };
 
@@ -77,15 +77,18 @@ static void jfr_failed(struct views *v, size_t i, int err)
 }
 
 /* JFR wall samples have whole weights in units of the wall interval; the
- * remainder is carried to the view's next sample, so the total stays
- * exact and each stack gets its share on average. */
-static uint64_t wall_weight(struct views *v, size_t i, uint64_t ns)
+ * remainder is carried to the view's next sample of the same kind, so the
+ * total stays exact and each stack gets its share on average. On-CPU and
+ * off-CPU time carry apart: a busy node's many short preemptions would
+ * otherwise lend their remainders to running samples. */
+static uint64_t wall_weight(struct views *v, size_t i, bool on_cpu, uint64_t ns)
 {
 	uint64_t unit = v->info->wall_interval_ns, weight;
+	uint64_t *carry = &v->states[i].wall_carry_ns[on_cpu];
 
-	v->states[i].wall_carry_ns += ns;
-	weight = v->states[i].wall_carry_ns / unit;
-	v->states[i].wall_carry_ns -= weight * unit;
+	*carry += ns;
+	weight = *carry / unit;
+	*carry -= weight * unit;
 	return weight;
 }
 
@@ -110,8 +113,8 @@ static void add_jfr(struct views *v, size_t i, const struct store_sample *s,
 		err = jfr_writer_add_sample(st->jfr, &js);
 	if (!err && (s->kind == SAMPLE_OFF_CPU || wall) && v->info->wall_interval_ns) {
 		js.kind = JFR_SAMPLE_WALL;
-		js.weight = wall_weight(v, i, s->kind == SAMPLE_CPU ? v->info->cpu_period_ns
-								    : s->weight);
+		js.weight = s->kind == SAMPLE_CPU ? wall_weight(v, i, true, v->info->cpu_period_ns)
+						  : wall_weight(v, i, false, s->weight);
 		if (js.weight)
 			err = jfr_writer_add_sample(st->jfr, &js);
 	}
