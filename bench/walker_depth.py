@@ -2,8 +2,9 @@
 """BPF handler cost per sample against Java stack depth (issue: complete Java
 stacks). A JVM runs tests/java/JavaStacks.java's recursion at each depth,
 interpreted (-Xint: one physical frame per Java frame, each named from its
-Method*) and compiled (frames as the JIT lays them out), and sparkprof
-samples only that JVM; the sampling program's run time per sample comes from
+Method*) and compiled (frames as the JIT lays them out; with frame
+pointers, and without: each compiled frame then stepped over by its size),
+and sparkprof samples only that JVM; the sampling program's run time per sample comes from
 BPF run-time statistics (kernel.bpf_stats_enabled, bpftool). The same JVM
 without the walker's layout (plain bpf_get_stack, 127 frames at most) is in
 the last column (`record --no-java-walker`).
@@ -54,7 +55,9 @@ def record_cpu(sparkprof, pid, seconds, record_args, out):
 
 
 def measure(sparkprof, jdk, classes, depth, mode, seconds, record_args):
-    args = [os.path.join(jdk, "bin", "java"), "-XX:+PreserveFramePointer", "-Xss256m"]
+    args = [os.path.join(jdk, "bin", "java"), "-Xss256m"]
+    if mode != "compiled, no frame pointers":
+        args.append("-XX:+PreserveFramePointer")
     if mode == "interpreted":
         args.append("-Xint")
     args += ["-cp", classes, "JavaStacks", "deep", str(seconds + 12), str(depth)]
@@ -64,7 +67,7 @@ def measure(sparkprof, jdk, classes, depth, mode, seconds, record_args):
     time.sleep(2)
     with tempfile.TemporaryDirectory() as short_out:
         short_cpu, short_samples = record_cpu(sparkprof, pid, 2, record_args, short_out)
-    stats = BpfStats("sample_cpu")
+    stats = BpfStats("sample_cpu_fp" if "--no-java-walker" in record_args else "sample_cpu")
     stats.start()
     with tempfile.TemporaryDirectory() as out:
         cpu, samples = record_cpu(sparkprof, pid, 2 + seconds, record_args, out)
@@ -96,11 +99,13 @@ def main():
                                check=True)
                 print(f"\n{os.path.basename(jdk)}: BPF handler µs / sparkprof steady user+sys µs "
                       "per sample (median frames named per sample)")
-                print("| Java depth | interpreted, walker | compiled, walker | compiled, frame pointers only |")
-                print("|---|---|---|---|")
+                print("| Java depth | interpreted, walker | compiled, walker | compiled without "
+                      "-XX:+PreserveFramePointer, walker | compiled, frame pointers only |")
+                print("|---|---|---|---|---|")
                 for depth in map(int, opts.depths.split(",")):
                     cells = []
                     for mode, args in (("interpreted", []), ("compiled", []),
+                                       ("compiled, no frame pointers", []),
                                        ("compiled", ["--no-java-walker"])):
                         us, user_us, frames = measure(opts.sparkprof, jdk, classes, depth, mode,
                                                       opts.seconds, args)
