@@ -318,79 +318,81 @@ static void inspect_process(struct recorder *rec, struct process *p)
 	p->first_seen_ns = p->last_jvm_check_ns = monotonic_ns();
 }
 
-int recorder_on_record(void *ctx, const void *data, size_t size)
+/* A known process ran exec: records already queued keep the old program's
+ * entry; the next one opens a new entry. */
+static void on_exec(struct recorder *rec, pid_t tgid)
 {
-	struct recorder *rec = ctx;
-	const struct sp_event_header *hdr = data;
+	process_table_retire(rec->processes, tgid);
+	if (rec->cfg.on_jvm)
+		rec->cfg.on_jvm(rec->cfg.ctx, tgid, NULL);
+	if (rec->cfg.on_python)
+		rec->cfg.on_python(rec->cfg.ctx, tgid, NULL);
+}
+
+/* The stacks of a CPU sample or off-CPU record of size bytes, and their
+ * kernel and user frame counts; NULL for a record that does not hold what
+ * it says (the frames follow the fixed part, user then kernel). */
+static const struct sp_stacks *record_stacks(const struct sp_event_header *hdr, size_t size,
+					     uint32_t *nk, uint32_t *nu)
+{
 	const struct sp_stacks *stacks;
-	struct pending_record *pr;
-	struct process *p;
-	uint32_t nk = 0, nu = 0;
 	size_t fixed;
+
+	if (hdr->kind == SP_EVENT_CPU_SAMPLE) {
+		fixed = sizeof(struct sp_cpu_sample);
+		stacks = &((const struct sp_cpu_sample *)hdr)->stacks;
+	} else if (hdr->kind == SP_EVENT_OFF_CPU) {
+		fixed = sizeof(struct sp_off_cpu_event);
+		stacks = &((const struct sp_off_cpu_event *)hdr)->stacks;
+	} else {
+		return NULL;
+	}
+	if (size < fixed)
+		return NULL;
+	*nk = stacks->kstack_bytes > 0 ? (uint32_t)stacks->kstack_bytes / sizeof(uint64_t) : 0;
+	*nu = stacks->ustack_bytes > 0 ? (uint32_t)stacks->ustack_bytes / sizeof(uint64_t) : 0;
+	if (*nk > SP_MAX_STACK_DEPTH || *nu > SP_MAX_USER_DEPTH ||
+	    *nk + *nu > (size - fixed) / sizeof(uint64_t))
+		return NULL;
+	return stacks;
+}
+
+/* The record's process, inspected when first seen; NULL when the table
+ * is full. */
+static struct process *record_process(struct recorder *rec, const struct sp_event_header *hdr)
+{
+	struct process *p = process_table_find(rec->processes, (pid_t)hdr->tgid);
+	char comm[SP_COMM_LEN];
 	bool created;
 
-	rec->totals.records++;
-	if (size >= sizeof(*hdr) && hdr->kind == SP_EVENT_EXEC) {
-		/* Records already queued keep the old program's entry. */
-		process_table_retire(rec->processes, (pid_t)hdr->tgid);
-		if (rec->cfg.on_jvm)
-			rec->cfg.on_jvm(rec->cfg.ctx, (pid_t)hdr->tgid, NULL);
-		if (rec->cfg.on_python)
-			rec->cfg.on_python(rec->cfg.ctx, (pid_t)hdr->tgid, NULL);
-		return 0;
+	if (p)
+		return p;
+	/* Marked before /proc is read: an exec after the mark is reported
+	 * (and the new program inspected afresh), one before it is what /proc
+	 * shows. Marked after, an exec in between (a `-- cmd` child leaving
+	 * the gate) would leave the entry describing the old program. */
+	if (rec->cfg.on_new_process)
+		rec->cfg.on_new_process(rec->cfg.ctx, (pid_t)hdr->tgid);
+	memcpy(comm, hdr->comm, SP_COMM_LEN);
+	comm[SP_COMM_LEN - 1] = '\0';
+	p = process_table_get(rec->processes, (pid_t)hdr->tgid, comm, &created);
+	if (p && created) {
+		rec->totals.processes++;
+		p->recorder = rec;
+		inspect_process(rec, p);
 	}
-	if (size < sizeof(*hdr) ||
-	    (hdr->kind == SP_EVENT_CPU_SAMPLE && size < sizeof(struct sp_cpu_sample)) ||
-	    (hdr->kind == SP_EVENT_OFF_CPU && size < sizeof(struct sp_off_cpu_event)) ||
-	    (hdr->kind != SP_EVENT_CPU_SAMPLE && hdr->kind != SP_EVENT_OFF_CPU)) {
-		rec->totals.bad_records++;
-		return 0;
-	}
-	stacks = hdr->kind == SP_EVENT_CPU_SAMPLE ? &((const struct sp_cpu_sample *)data)->stacks
-						  : &((const struct sp_off_cpu_event *)data)->stacks;
-	fixed = hdr->kind == SP_EVENT_CPU_SAMPLE ? sizeof(struct sp_cpu_sample)
-						 : sizeof(struct sp_off_cpu_event);
-	if (stacks->kstack_bytes > 0)
-		nk = (uint32_t)stacks->kstack_bytes / sizeof(uint64_t);
-	if (stacks->ustack_bytes > 0)
-		nu = (uint32_t)stacks->ustack_bytes / sizeof(uint64_t);
-	/* The frames follow the fixed part, user then kernel: a record that
-	 * does not hold what it says cannot be split. */
-	if (nk > SP_MAX_STACK_DEPTH || nu > SP_MAX_USER_DEPTH ||
-	    nk + nu > (size - fixed) / sizeof(uint64_t)) {
-		rec->totals.bad_records++;
-		return 0;
-	}
+	return p;
+}
 
-	p = process_table_find(rec->processes, (pid_t)hdr->tgid);
-	if (!p) {
-		char comm[SP_COMM_LEN];
+/* A copy of the record, kernel frames first, queued to be named. */
+static int queue_record(struct recorder *rec, struct process *p, const struct sp_event_header *hdr,
+			const struct sp_stacks *stacks, uint32_t nk, uint32_t nu)
+{
+	struct pending_record *pr;
 
-		/* Marked before /proc is read: an exec after the mark is
-		 * reported (and the new program inspected afresh), one before
-		 * it is what /proc shows. Marked after, an exec in between (a
-		 * `-- cmd` child leaving the gate) would leave the entry
-		 * describing the old program. */
-		if (rec->cfg.on_new_process)
-			rec->cfg.on_new_process(rec->cfg.ctx, (pid_t)hdr->tgid);
-		memcpy(comm, hdr->comm, SP_COMM_LEN);
-		comm[SP_COMM_LEN - 1] = '\0';
-		p = process_table_get(rec->processes, (pid_t)hdr->tgid, comm, &created);
-		if (!p) {
-			rec->totals.bad_records++;
-			return 0;
-		}
-		if (created) {
-			rec->totals.processes++;
-			p->recorder = rec;
-			inspect_process(rec, p);
-		}
-	}
 	pr = fifo_arena_alloc(rec->pending, sizeof(*pr) + (nk + nu) * sizeof(uint64_t));
-	if (!pr) {
-		rec->totals.bad_records++;
-		return 0;
-	}
+	if (!pr)
+		return -ENOMEM;
 	pr->next = NULL;
 	/* The last tick's time, at most a tick behind: the fine clock was 5%
 	 * of the recorder's CPU at 10 kHz, and a record named a tick early
@@ -406,7 +408,7 @@ int recorder_on_record(void *ctx, const void *data, size_t size)
 	pr->off_cpu_ns = 0;
 	pr->state = SP_STATE_RUNNING;
 	if (hdr->kind == SP_EVENT_OFF_CPU) {
-		const struct sp_off_cpu_event *ev = data;
+		const struct sp_off_cpu_event *ev = (const struct sp_off_cpu_event *)hdr;
 
 		pr->off_cpu_ns = ev->off_cpu_ns;
 		pr->state = ev->state;
@@ -416,20 +418,42 @@ int recorder_on_record(void *ctx, const void *data, size_t size)
 	pr->ustack_flags = stacks->ustack_flags;
 	memcpy(pr->addrs, stacks->frames + nu, nk * sizeof(uint64_t));
 	memcpy(pr->addrs + nk, stacks->frames, nu * sizeof(uint64_t));
-
 	pr->process = p;
-	p->pending++;
-	p->last_record_ns = pr->arrival_ns;
-	if (p->symbolizer && pr->arrival_ns < p->first_seen_ns + YOUNG_MAPS_NS &&
-	    !proc_symbolizer_maps_hold(p->symbolizer, pr->addrs + nk, nu))
-		proc_symbolizer_refresh(p->symbolizer);
-	if (p->java && (pr->ustack_flags & SP_USTACK_WALKED))
-		java_process_read_methods(p->java, pr->addrs + nk, nu);
 	if (rec->tail)
 		rec->tail->next = pr;
 	else
 		rec->head = pr;
 	rec->tail = pr;
+	return 0;
+}
+
+int recorder_on_record(void *ctx, const void *data, size_t size)
+{
+	struct recorder *rec = ctx;
+	const struct sp_event_header *hdr = data;
+	const struct sp_stacks *stacks = NULL;
+	struct process *p = NULL;
+	uint32_t nk = 0, nu = 0;
+	const uint64_t *user;
+
+	rec->totals.records++;
+	if (size >= sizeof(*hdr) && hdr->kind == SP_EVENT_EXEC) {
+		on_exec(rec, (pid_t)hdr->tgid);
+		return 0;
+	}
+	if (size < sizeof(*hdr) || !(stacks = record_stacks(hdr, size, &nk, &nu)) ||
+	    !(p = record_process(rec, hdr)) || queue_record(rec, p, hdr, stacks, nk, nu)) {
+		rec->totals.bad_records++;
+		return 0;
+	}
+	p->pending++;
+	p->last_record_ns = rec->tail->arrival_ns;
+	user = rec->tail->addrs + nk;
+	if (p->symbolizer && rec->tail->arrival_ns < p->first_seen_ns + YOUNG_MAPS_NS &&
+	    !proc_symbolizer_maps_hold(p->symbolizer, user, nu))
+		proc_symbolizer_refresh(p->symbolizer);
+	if (p->java && (stacks->ustack_flags & SP_USTACK_WALKED))
+		java_process_read_methods(p->java, user, nu);
 	return 0;
 }
 
