@@ -277,6 +277,23 @@ def folded_text(out_dir):
         return f.read()
 
 
+def wait_for_log_files(pid, count, files, timeout=180):
+    """Waits until pid's helper log has been begun count times (a new file
+    has a new inode); files: the inodes seen so far, extended."""
+    deadline = time.time() + timeout
+    while len(files) < count:
+        if time.time() > deadline:
+            pytest.fail(f"the log was begun {len(files)} times in {timeout} s, not {count}")
+        try:
+            ino = os.stat(log_path(pid)).st_ino
+        except FileNotFoundError:
+            ino = None
+        if ino and ino not in files:
+            files.append(ino)
+        time.sleep(0.2)
+    return files
+
+
 @pytest.mark.parametrize("which", WHICH)
 def test_log_rotation_keeps_the_log_bounded(jdks, classes, agent_path, sparkprof_bin, tmp_path,
                                             which):
@@ -286,9 +303,11 @@ def test_log_rotation_keeps_the_log_bounded(jdks, classes, agent_path, sparkprof
     started later reads the newest file alone; the file on disk stays near
     its bound while the JVM writes several times more."""
     jdk = pick(jdks, which)
+    stop = tmp_path / "stop"
+    # CodeChurn churns until told to stop: a busy node logs more slowly.
     java = [os.path.join(jdk, "bin", "java"), "-XX:+PreserveFramePointer",
             "-XX:ReservedCodeCacheSize=8m", f"-agentpath:{agent_path}=log_max=1,stats=1,keep_log=1",
-            "-cp", classes, "CodeChurn", "40", classes]
+            "-cp", classes, "CodeChurn", "300", classes, str(stop)]
     follow, late = tmp_path / "follow", tmp_path / "late"
     rec = subprocess.Popen([sparkprof_bin, "record", "-F", "499", "-o", str(follow), "--"] + java,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -297,22 +316,12 @@ def test_log_rotation_keeps_the_log_bounded(jdks, classes, agent_path, sparkprof
         first = rec.stdout.readline()
         assert first.startswith("pid "), first
         pid = int(first.split()[1])
-        # CodeChurn runs 40 s; a busy node churns (and logs) more slowly.
-        deadline, ino = time.time() + 36, None
-        while time.time() < deadline:
-            try:
-                now = os.stat(log_path(pid)).st_ino
-            except FileNotFoundError:
-                now = None
-            if ino and now and now != ino:
-                break       # the helper has started a new file
-            ino = ino or now
-            time.sleep(0.2)
-        else:
-            pytest.fail("the log was not rotated within 36 s")
+        files = wait_for_log_files(pid, 2, [])
         out = subprocess.run([sparkprof_bin, "record", "-F", "499", "-d", "5", "-p", str(pid),
                               "-o", str(late)], capture_output=True, text=True, timeout=90)
         assert out.returncode == 0, out.stderr
+        wait_for_log_files(pid, 3, files)
+        stop.touch()
         stdout, stderr = rec.communicate(timeout=120)
         assert rec.returncode == 0, stderr
         assert "done rounds=" in stdout, stdout[-300:]

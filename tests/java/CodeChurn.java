@@ -1,7 +1,8 @@
 // CodeChurn - makes the JIT load, deoptimize, unload and reuse code-cache
 // memory, to check the helper's load/unload records.
 //
-// Usage: java -XX:ReservedCodeCacheSize=... CodeChurn SECONDS CLASSDIR
+// Usage: java -XX:ReservedCodeCacheSize=... CodeChurn SECONDS CLASSDIR [STOPFILE]
+// (it also ends, before SECONDS, once STOPFILE exists).
 // Each round defines ChurnPayload afresh in its own class loader (from
 // CLASSDIR/ChurnPayload.class), runs it hot so it is compiled, and drops
 // the loader; System.gc() then unloads the classes and their compiled code,
@@ -41,8 +42,9 @@ public class CodeChurn {
         System.out.println("pid " + ProcessHandle.current().pid());
         System.out.flush();
         long deadline = System.nanoTime() + (long) (seconds * 1e9);
+        Path stop = args.length > 2 ? Path.of(args[2]) : null;
         int rounds = 0;
-        while (System.nanoTime() < deadline) {
+        while (System.nanoTime() < deadline && (stop == null || !Files.exists(stop))) {
             Class<?> c = new OneShot(bytes).loadClass("ChurnPayload");
             java.util.function.IntToLongFunction p =
                     (java.util.function.IntToLongFunction) c.getDeclaredConstructor().newInstance();
