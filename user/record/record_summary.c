@@ -379,126 +379,149 @@ static void write_memory(struct json_writer *w, const struct record_memory *m)
 	json_end_object(w);
 }
 
-int record_summary_write(const struct record_summary_input *in)
+/* What was recorded, where and how. */
+static void write_run(struct json_writer *w, const struct record_summary_input *in)
 {
 	const struct record_options *o = in->opts;
+	char host[256] = "unknown";
+
+	gethostname(host, sizeof(host) - 1);
+	json_key(w, "sparkprof_version");
+	json_string(w, SPARKPROF_VERSION);
+	json_key(w, "host");
+	json_string(w, host);
+	json_key(w, "start_time");
+	write_time(w, in->start_realtime_ns);
+	json_key(w, "duration_s");
+	json_double(w, (double)(in->end_monotonic_ns - in->start_monotonic_ns) / 1e9);
+	json_key(w, "startup_s");
+	json_double(w, in->launch_monotonic_ns && in->start_monotonic_ns > in->launch_monotonic_ns
+			       ? (double)(in->start_monotonic_ns - in->launch_monotonic_ns) / 1e9
+			       : 0.0);
+	json_key(w, "kernel");
+	if (in->kernel)
+		kernel_features_write_json(in->kernel, w);
+	else
+		json_null(w);
+	json_key(w, "frequency_hz");
+	json_uint(w, o->frequency_hz);
+	json_key(w, "event");
+	json_string(w, "cpu-clock");
+	json_key(w, "target");
+	if (o->npids) {
+		json_begin_array(w);
+		for (int i = 0; i < o->npids; i++)
+			json_int(w, o->pids[i]);
+		json_end_array(w);
+	} else {
+		json_string(w, o->command ? "command" : "all");
+	}
+}
+
+/* Samples taken, lost, and stacks that are not whole. */
+static void write_counts(struct json_writer *w, const struct record_summary_input *in)
+{
 	const uint64_t *c = in->counters;
-	const struct stack_resolver_stats *rs = in->resolver_stats;
-	uint64_t duration_ns = in->end_monotonic_ns - in->start_monotonic_ns;
+
+	json_key(w, "samples");
+	json_uint(w, c[SP_CNT_SAMPLES]);
+	json_key(w, "idle_samples");
+	json_uint(w, c[SP_CNT_IDLE]);
+	json_key(w, "lost");
+	json_begin_object(w);
+	json_key(w, "ring_buffer_full");
+	json_uint(w, c[SP_CNT_LOST_RINGBUF]);
+	json_key(w, "undecodable_records");
+	json_uint(w, in->bad_records);
+	json_key(w, "naming_queue_full");
+	json_uint(w, in->queue_full);
+	json_key(w, "off_cpu_ring_buffer_full");
+	json_uint(w, c[SP_CNT_OFFCPU_LOST]);
+	json_end_object(w);
+	if (in->ring) {
+		json_key(w, "ring_buffer");
+		json_begin_object(w);
+		json_key(w, "bytes");
+		json_uint(w, in->ring->bytes);
+		if (in->ring->peak_known) {
+			json_key(w, "peak_fill_bytes");
+			json_uint(w, in->ring->peak_fill);
+		}
+		json_end_object(w);
+	}
+	json_key(w, "partial_stacks");
+	json_begin_object(w);
+	json_key(w, "kernel_stack_unreadable");
+	json_uint(w, c[SP_CNT_LOST_KSTACK]);
+	json_key(w, "user_stack_unreadable");
+	json_uint(w, c[SP_CNT_LOST_USTACK]);
+	json_key(w, "user_stack_truncated");
+	json_uint(w, c[SP_CNT_USTACK_TRUNCATED]);
+	json_end_object(w);
+	json_key(w, "java_stacks_continued_from_last_java_frame");
+	json_uint(w, c[SP_CNT_ANCHOR_USED]);
+}
+
+static void write_frames(struct json_writer *w, const struct stack_resolver_stats *rs)
+{
+	json_key(w, "frames");
+	json_begin_object(w);
+	json_key(w, "kernel");
+	json_uint(w, rs->kernel_frames);
+	json_key(w, "kernel_unknown");
+	json_uint(w, rs->kernel_unknown);
+	json_key(w, "native");
+	json_uint(w, rs->user_frames);
+	json_key(w, "native_unknown");
+	json_uint(w, rs->user_unknown);
+	json_key(w, "jit");
+	json_uint(w, rs->jit_frames);
+	json_key(w, "jit_unknown");
+	json_uint(w, rs->jit_unknown);
+	json_key(w, "interpreted");
+	json_uint(w, rs->interpreted_frames);
+	json_key(w, "interpreted_unknown");
+	json_uint(w, rs->interpreted_unknown);
+	json_end_object(w);
+}
+
+static void write_off_cpu(struct json_writer *w, const struct record_options *o,
+			  const uint64_t *c)
+{
+	if (!o->wall && !o->off_cpu)
+		return;
+	json_key(w, "off_cpu");
+	json_begin_object(w);
+	json_key(w, "events");
+	json_uint(w, c[SP_CNT_OFFCPU_EVENTS]);
+	json_key(w, "shorter_than_minimum");
+	json_uint(w, c[SP_CNT_OFFCPU_SHORT]);
+	json_key(w, "min_off_cpu_ns");
+	json_uint(w, o->min_off_cpu_ns);
+	if (o->wall) {
+		json_key(w, "wall_interval_ns");
+		json_uint(w, o->wall_interval_ns);
+	}
+	json_end_object(w);
+}
+
+int record_summary_write(const struct record_summary_input *in)
+{
 	struct json_writer w;
 	struct atomic_file af;
 	char path[PATH_MAX];
-	char host[256] = "unknown";
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/summary.json", in->output_dir);
 	f = atomic_file_open(&af, path);
 	if (!f)
 		return -errno;
-	gethostname(host, sizeof(host) - 1);
 	json_init(&w, f);
 	json_begin_object(&w);
-	json_key(&w, "sparkprof_version");
-	json_string(&w, SPARKPROF_VERSION);
-	json_key(&w, "host");
-	json_string(&w, host);
-	json_key(&w, "start_time");
-	write_time(&w, in->start_realtime_ns);
-	json_key(&w, "duration_s");
-	json_double(&w, (double)duration_ns / 1e9);
-	json_key(&w, "startup_s");
-	json_double(&w, in->launch_monotonic_ns && in->start_monotonic_ns > in->launch_monotonic_ns
-				? (double)(in->start_monotonic_ns - in->launch_monotonic_ns) / 1e9
-				: 0.0);
-	json_key(&w, "kernel");
-	if (in->kernel)
-		kernel_features_write_json(in->kernel, &w);
-	else
-		json_null(&w);
-	json_key(&w, "frequency_hz");
-	json_uint(&w, o->frequency_hz);
-	json_key(&w, "event");
-	json_string(&w, "cpu-clock");
-	json_key(&w, "target");
-	if (o->npids) {
-		json_begin_array(&w);
-		for (int i = 0; i < o->npids; i++)
-			json_int(&w, o->pids[i]);
-		json_end_array(&w);
-	} else {
-		json_string(&w, o->command ? "command" : "all");
-	}
-	json_key(&w, "samples");
-	json_uint(&w, c[SP_CNT_SAMPLES]);
-	json_key(&w, "idle_samples");
-	json_uint(&w, c[SP_CNT_IDLE]);
-	json_key(&w, "lost");
-	json_begin_object(&w);
-	json_key(&w, "ring_buffer_full");
-	json_uint(&w, c[SP_CNT_LOST_RINGBUF]);
-	json_key(&w, "undecodable_records");
-	json_uint(&w, in->bad_records);
-	json_key(&w, "naming_queue_full");
-	json_uint(&w, in->queue_full);
-	json_key(&w, "off_cpu_ring_buffer_full");
-	json_uint(&w, c[SP_CNT_OFFCPU_LOST]);
-	json_end_object(&w);
-	if (in->ring) {
-		json_key(&w, "ring_buffer");
-		json_begin_object(&w);
-		json_key(&w, "bytes");
-		json_uint(&w, in->ring->bytes);
-		if (in->ring->peak_known) {
-			json_key(&w, "peak_fill_bytes");
-			json_uint(&w, in->ring->peak_fill);
-		}
-		json_end_object(&w);
-	}
-	json_key(&w, "partial_stacks");
-	json_begin_object(&w);
-	json_key(&w, "kernel_stack_unreadable");
-	json_uint(&w, c[SP_CNT_LOST_KSTACK]);
-	json_key(&w, "user_stack_unreadable");
-	json_uint(&w, c[SP_CNT_LOST_USTACK]);
-	json_key(&w, "user_stack_truncated");
-	json_uint(&w, c[SP_CNT_USTACK_TRUNCATED]);
-	json_end_object(&w);
-	json_key(&w, "java_stacks_continued_from_last_java_frame");
-	json_uint(&w, c[SP_CNT_ANCHOR_USED]);
-	json_key(&w, "frames");
-	json_begin_object(&w);
-	json_key(&w, "kernel");
-	json_uint(&w, rs->kernel_frames);
-	json_key(&w, "kernel_unknown");
-	json_uint(&w, rs->kernel_unknown);
-	json_key(&w, "native");
-	json_uint(&w, rs->user_frames);
-	json_key(&w, "native_unknown");
-	json_uint(&w, rs->user_unknown);
-	json_key(&w, "jit");
-	json_uint(&w, rs->jit_frames);
-	json_key(&w, "jit_unknown");
-	json_uint(&w, rs->jit_unknown);
-	json_key(&w, "interpreted");
-	json_uint(&w, rs->interpreted_frames);
-	json_key(&w, "interpreted_unknown");
-	json_uint(&w, rs->interpreted_unknown);
-	json_end_object(&w);
-	if (o->wall || o->off_cpu) {
-		json_key(&w, "off_cpu");
-		json_begin_object(&w);
-		json_key(&w, "events");
-		json_uint(&w, c[SP_CNT_OFFCPU_EVENTS]);
-		json_key(&w, "shorter_than_minimum");
-		json_uint(&w, c[SP_CNT_OFFCPU_SHORT]);
-		json_key(&w, "min_off_cpu_ns");
-		json_uint(&w, o->min_off_cpu_ns);
-		if (o->wall) {
-			json_key(&w, "wall_interval_ns");
-			json_uint(&w, o->wall_interval_ns);
-		}
-		json_end_object(&w);
-	}
+	write_run(&w, in);
+	write_counts(&w, in);
+	write_frames(&w, in->resolver_stats);
+	write_off_cpu(&w, in->opts, in->counters);
 	write_memory(&w, in->memory);
 	json_key(&w, "processes");
 	json_begin_array(&w);
