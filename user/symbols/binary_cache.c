@@ -415,6 +415,60 @@ static const char *basename_of(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+/* A mapping whose file cannot be opened: cached by what maps shows, so
+ * that it is tried once, and named by its file's name alone. */
+static const struct binary *unreadable_binary(struct binary_cache *bc, pid_t pid,
+					      const struct proc_map *m, int err)
+{
+	char key[4200];
+	struct cached_binary *b;
+	int key_len;
+
+	sp_debug("pid %d: open %s: %s", (int)pid, m->path, strerror(err));
+	key_len = snprintf(key, sizeof(key), "%" PRIx32 ":%" PRIx32 ":%" PRIu64 "::%s",
+			   m->dev_major, m->dev_minor, m->inode, m->path);
+	if (key_len < 0 || (size_t)key_len >= sizeof(key))
+		return NULL;
+	b = kv_get(&bc->by_file, key, (size_t)key_len);
+	if (b)
+		return use(bc, b);
+	b = new_binary(bc, basename_of(m->path), NULL);
+	if (b)
+		file_binary(bc, b, key, (size_t)key_len);
+	return b ? &b->pub : NULL;
+}
+
+/* The symbols of the open ELF file fd (its separate debug file's when it
+ * has no .symtab) into *table: NULL when it has none we can read. 0, or
+ * -ENOMEM. */
+static int load_table(struct binary_cache *bc, pid_t pid, int fd, const struct proc_map *m,
+		      bool has_build_id, struct table **table)
+{
+	struct elf_symbols *es = elf_symbols_load_fd(fd, m->path);
+
+	bc->stats.loads++;
+	*table = NULL;
+	if (!es) {
+		sp_debug("pid %d: read ELF symbols of %s: %s", (int)pid, m->path, strerror(errno));
+		return 0;
+	}
+	if (!elf_symbols_has_symtab(es) && has_build_id) {
+		const uint8_t *build_id;
+		size_t build_id_len = elf_symbols_build_id(es, &build_id);
+		struct elf_symbols *debug = build_id_len ?
+			load_debug_file(pid, build_id, build_id_len) : NULL;
+
+		if (debug)
+			elf_symbols_take_symbols(es, debug);
+	}
+	keep_names_cold(bc, es);
+	if (!(*table = new_table(bc, es)))
+		return -ENOMEM;
+	if (sp_log_get_level() >= SP_LOG_DEBUG)
+		sp_debug("pid %d: %s: %zu KiB of symbols", (int)pid, m->path, (*table)->bytes >> 10);
+	return 0;
+}
+
 const struct binary *binary_cache_get(struct binary_cache *bc, pid_t pid,
 				      const struct proc_map *m)
 {
@@ -422,33 +476,19 @@ const struct binary *binary_cache_get(struct binary_cache *bc, pid_t pid,
 	/* build-id, then what makes sharing its table safe (below). */
 	uint8_t id[ELF_BUILD_ID_MAX + sizeof(uint64_t) + sizeof(uid_t)];
 	uint64_t digest = 0;
-	int key_len, fd, id_len;
+	int key_len, fd, id_len, err;
 	struct cached_binary *b;
 	struct table *table = NULL;
-	struct elf_symbols *es;
 	struct stat st;
 
 	if (m->kind != PROC_MAP_FILE)
 		return NULL;
 	fd = proc_root_open_mapping(pid, m);
 	if (fd < 0 || fstat(fd, &st)) {
-		int err = fd < 0 ? -fd : errno;
-
-		sp_debug("pid %d: open %s: %s", (int)pid, m->path, strerror(err));
+		err = fd < 0 ? -fd : errno;
 		if (fd >= 0)
 			close(fd);
-		/* Cached by what maps shows, so that it is tried once. */
-		key_len = snprintf(key, sizeof(key), "%" PRIx32 ":%" PRIx32 ":%" PRIu64 "::%s",
-				   m->dev_major, m->dev_minor, m->inode, m->path);
-		if (key_len < 0 || (size_t)key_len >= sizeof(key))
-			return NULL;
-		b = kv_get(&bc->by_file, key, (size_t)key_len);
-		if (b)
-			return use(bc, b);
-		b = new_binary(bc, basename_of(m->path), NULL);
-		if (b)
-			file_binary(bc, b, key, (size_t)key_len);
-		return b ? &b->pub : NULL;
+		return unreadable_binary(bc, pid, m, err);
 	}
 	/* The path is part of the key: an inode freed and reused for another
 	 * file (native libraries unpacked to /tmp per run) must not alias.  So
@@ -475,40 +515,20 @@ const struct binary *binary_cache_get(struct binary_cache *bc, pid_t pid,
 		memcpy(id + id_len + sizeof(digest), &st.st_uid, sizeof(st.st_uid));
 		id_len += (int)(sizeof(digest) + sizeof(st.st_uid));
 		table = kv_get(&bc->by_build_id, id, (size_t)id_len);
-		if (table) {
-			/* Same contents under another name: share the table, keep
-			 * this file's name for unnamed code. */
-			close(fd);
-			bc->stats.build_id_hits++;
-			b = new_binary(bc, basename_of(m->path), table);
-			if (b)
-				file_binary(bc, b, key, (size_t)key_len);
-			return b ? &b->pub : NULL;
-		}
 	}
-	es = elf_symbols_load_fd(fd, m->path);
+	if (table) {
+		/* Same contents under another name: share the table, keep
+		 * this file's name for unnamed code. */
+		close(fd);
+		bc->stats.build_id_hits++;
+		b = new_binary(bc, basename_of(m->path), table);
+		if (b)
+			file_binary(bc, b, key, (size_t)key_len);
+		return b ? &b->pub : NULL;
+	}
+	err = load_table(bc, pid, fd, m, id_len > 0, &table);
 	close(fd);
-	bc->stats.loads++;
-	if (!es)
-		sp_debug("pid %d: read ELF symbols of %s: %s", (int)pid, m->path, strerror(errno));
-	if (es && !elf_symbols_has_symtab(es) && id_len > 0) {
-		const uint8_t *build_id;
-		size_t build_id_len = elf_symbols_build_id(es, &build_id);
-		struct elf_symbols *debug = build_id_len ?
-			load_debug_file(pid, build_id, build_id_len) : NULL;
-
-		if (debug)
-			elf_symbols_take_symbols(es, debug);
-	}
-	if (es) {
-		keep_names_cold(bc, es);
-		if (!(table = new_table(bc, es)))
-			return NULL;
-	}
-	if (es && sp_log_get_level() >= SP_LOG_DEBUG)
-		sp_debug("pid %d: %s: %zu KiB of symbols", (int)pid, m->path, table->bytes >> 10);
-	b = new_binary(bc, basename_of(m->path), table);
-	if (!b)
+	if (err || !(b = new_binary(bc, basename_of(m->path), table)))
 		return NULL;
 	file_binary(bc, b, key, (size_t)key_len);
 	if (id_len > 0 && table) {
