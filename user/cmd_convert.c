@@ -75,6 +75,50 @@ static int convert_otlp(int argc, char **argv, struct cmd_otlp *o, bool filtered
 	return rc;
 }
 
+/* A folded file as pprof: its kind (CPU, wall or off-CPU) says the sample
+ * type and unit. 0, 1 on failure (said), 2 for a usage error. */
+static int convert_folded(const char *in, const char *out, const char *kind, uint64_t unit_ns,
+			  uint64_t freq)
+{
+	struct pprof_options po = { .sample_type = "samples", .unit = "count", .multiplier = 1 };
+	enum flame_page_mode mode;
+	struct flame_tree *t;
+	int err;
+
+	if (cmd_folded_input_kind("convert", in, kind, unit_ns, &mode, &po.multiplier))
+		return 2;
+	if (mode == FLAME_PAGE_CPU) {
+		po.multiplier = 1;
+		if (freq) {
+			po.period = 1000000000ULL / freq;
+			po.period_type = "cpu";
+			po.period_unit = "nanoseconds";
+		}
+	} else {
+		po.sample_type = mode == FLAME_PAGE_WALL ? "wall" : "offcpu";
+		po.unit = "nanoseconds";
+	}
+	t = flame_tree_new();
+	if (!t) {
+		sp_err("convert: out of memory");
+		return 1;
+	}
+	err = flame_tree_read_file(t, in, 0);
+	if (!err)
+		err = pprof_write(t, &po, out);
+	flame_tree_free(t);
+	return err ? 1 : 0;
+}
+
+/* A filter or --otlp* option: 1 taken, 0 not one of them, -1 bad (said). */
+static int shared_option(int opt, const char *arg, struct label_filter *filter,
+			 struct cmd_otlp *otlp)
+{
+	int taken = cmd_filter_option("convert", opt, arg, filter);
+
+	return taken ? taken : cmd_otlp_option("convert", opt, arg, otlp);
+}
+
 int cmd_convert(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -87,10 +131,7 @@ int cmd_convert(int argc, char **argv)
 	struct cmd_otlp otlp = { 0 };
 	bool filtered;
 	const char *out = NULL, *format = NULL, *kind = NULL;
-	struct pprof_options po = { .sample_type = "samples", .unit = "count", .multiplier = 1 };
-	enum flame_page_mode mode;
 	uint64_t unit_ns = 0, freq = 0;
-	struct flame_tree *t;
 	int opt, err;
 
 	optind = 1;
@@ -109,16 +150,11 @@ int cmd_convert(int argc, char **argv)
 			break;
 		case 'h': usage(stdout); return 0;
 		default:
-			switch (cmd_filter_option("convert", opt, optarg, &filter)) {
-			case 1: break;
-			case 0:
-				switch (cmd_otlp_option("convert", opt, optarg, &otlp)) {
-				case 1: break;
-				case 0: usage(stderr); return 2;
-				default: return 2;
-				}
-				break;
-			default: return 2;
+			err = shared_option(opt, optarg, &filter, &otlp);
+			if (err <= 0) {
+				if (!err)
+					usage(stderr);
+				return 2;
 			}
 		}
 	}
@@ -151,27 +187,5 @@ int cmd_convert(int argc, char **argv)
 		       "recording's folder, not of %s", argv[optind]);
 		return 2;
 	}
-	if (cmd_folded_input_kind("convert", argv[optind], kind, unit_ns, &mode, &po.multiplier))
-		return 2;
-	if (mode == FLAME_PAGE_CPU) {
-		po.multiplier = 1;
-		if (freq) {
-			po.period = 1000000000ULL / freq;
-			po.period_type = "cpu";
-			po.period_unit = "nanoseconds";
-		}
-	} else {
-		po.sample_type = mode == FLAME_PAGE_WALL ? "wall" : "offcpu";
-		po.unit = "nanoseconds";
-	}
-	t = flame_tree_new();
-	if (!t) {
-		sp_err("convert: out of memory");
-		return 1;
-	}
-	err = flame_tree_read_file(t, argv[optind], 0);
-	if (!err)
-		err = pprof_write(t, &po, out);
-	flame_tree_free(t);
-	return err ? 1 : 0;
+	return convert_folded(argv[optind], out, kind, unit_ns, freq);
 }
