@@ -88,11 +88,75 @@ static void note_fill(struct bpf_sampler *s)
 		s->peak_fill = producer - consumer;
 }
 
+/* Sets the programs' constants, picks the sampling program, loads them
+ * and sets up the ring buffer. 0, or -1 after a message. */
+static int load_programs(struct bpf_sampler *s, const struct bpf_sampler_options *opts)
+{
+	int err;
+
+	libbpf_set_print(libbpf_print_quiet);
+	s->skel = profile_bpf__open();
+	if (!s->skel) {
+		sp_err("open BPF object profile.bpf.o: %s", strerror(errno));
+		return -1;
+	}
+	s->skel->rodata->filter_tgids = opts->filter_tgids;
+	s->skel->rodata->follow_children = opts->follow_children;
+	s->skel->rodata->self_tgid = getpid();
+	s->skel->rodata->wakeup_bytes = opts->ringbuf_bytes / 8;
+	s->prog = opts->hotspot_walk ? s->skel->progs.sample_cpu : s->skel->progs.sample_cpu_fp;
+	bpf_program__set_autoload(opts->hotspot_walk ? s->skel->progs.sample_cpu_fp
+			: s->skel->progs.sample_cpu, false);
+	err = bpf_map__set_max_entries(s->skel->maps.events, opts->ringbuf_bytes);
+	if (err) {
+		sp_err("size the BPF ring buffer (%zu bytes): %s", opts->ringbuf_bytes, strerror(-err));
+		return -1;
+	}
+	if (bpf_load_skeleton(s->skel->skeleton, "the BPF sampler", opts->kernel->release))
+		return -1;
+	s->ringbuf = ring_buffer__new(bpf_map__fd(s->skel->maps.events),
+				      (ring_buffer_sample_fn)opts->on_record, opts->ctx, NULL);
+	if (!s->ringbuf) {
+		sp_err("set up the BPF ring buffer: %s", strerror(errno));
+		return -1;
+	}
+	s->ring_bytes = opts->ringbuf_bytes;
+	map_positions(s);
+	return 0;
+}
+
+/* exec (always) and fork (following children) tracepoints, and the
+ * cpu-clock events, opened now so that a missing capability is reported
+ * before anything starts; they stay disabled until attached. */
+static int attach_events(struct bpf_sampler *s, const struct bpf_sampler_options *opts)
+{
+	s->exec_link = bpf_program__attach(s->skel->progs.note_exec);
+	if (!s->exec_link) {
+		sp_err("attach to sched_process_exec: %s", strerror(errno));
+		return -1;
+	}
+	if (opts->follow_children) {
+		s->fork_link = bpf_program__attach(s->skel->progs.follow_fork);
+		if (!s->fork_link) {
+			sp_err("attach to sched_process_fork: %s", strerror(errno));
+			return -1;
+		}
+	}
+	for (int i = 0; i < s->nr_cpus; i++) {
+		s->perf_fds[i] = open_cpu_clock(s->cpus[i], opts->frequency_hz);
+		if (s->perf_fds[i] < 0) {
+			sp_err("perf_event_open cpu-clock on CPU %d: %s", s->cpus[i], strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 struct bpf_sampler *bpf_sampler_open(const struct bpf_sampler_options *opts)
 {
 	struct bpf_sampler *s;
 	int cpus[CPU_LIST_MAX];
-	int n, err;
+	int n;
 
 	if (opts->frequency_hz == 0 || opts->frequency_hz > 100000) {
 		sp_err("sampling frequency %u Hz is out of range (1..100000)", opts->frequency_hz);
@@ -117,56 +181,8 @@ struct bpf_sampler *bpf_sampler_open(const struct bpf_sampler_options *opts)
 	for (int i = 0; i < n; i++)
 		s->perf_fds[i] = -1;
 	s->nr_possible_cpus = libbpf_num_possible_cpus();
-
-	libbpf_set_print(libbpf_print_quiet);
-	s->skel = profile_bpf__open();
-	if (!s->skel) {
-		sp_err("open BPF object profile.bpf.o: %s", strerror(errno));
+	if (load_programs(s, opts) || attach_events(s, opts))
 		goto fail;
-	}
-	s->skel->rodata->filter_tgids = opts->filter_tgids;
-	s->skel->rodata->follow_children = opts->follow_children;
-	s->skel->rodata->self_tgid = getpid();
-	s->skel->rodata->wakeup_bytes = opts->ringbuf_bytes / 8;
-	s->prog = opts->hotspot_walk ? s->skel->progs.sample_cpu : s->skel->progs.sample_cpu_fp;
-	bpf_program__set_autoload(opts->hotspot_walk ? s->skel->progs.sample_cpu_fp
-			: s->skel->progs.sample_cpu, false);
-	err = bpf_map__set_max_entries(s->skel->maps.events, opts->ringbuf_bytes);
-	if (err) {
-		sp_err("size the BPF ring buffer (%zu bytes): %s", opts->ringbuf_bytes, strerror(-err));
-		goto fail;
-	}
-	if (bpf_load_skeleton(s->skel->skeleton, "the BPF sampler", opts->kernel->release))
-		goto fail;
-	s->ringbuf = ring_buffer__new(bpf_map__fd(s->skel->maps.events),
-				      (ring_buffer_sample_fn)opts->on_record, opts->ctx, NULL);
-	if (!s->ringbuf) {
-		sp_err("set up the BPF ring buffer: %s", strerror(errno));
-		goto fail;
-	}
-	s->ring_bytes = opts->ringbuf_bytes;
-	map_positions(s);
-	s->exec_link = bpf_program__attach(s->skel->progs.note_exec);
-	if (!s->exec_link) {
-		sp_err("attach to sched_process_exec: %s", strerror(errno));
-		goto fail;
-	}
-	if (opts->follow_children) {
-		s->fork_link = bpf_program__attach(s->skel->progs.follow_fork);
-		if (!s->fork_link) {
-			sp_err("attach to sched_process_fork: %s", strerror(errno));
-			goto fail;
-		}
-	}
-	/* Open the perf events now, so that a missing capability is reported
-	 * before anything starts; they stay disabled until attached. */
-	for (int i = 0; i < n; i++) {
-		s->perf_fds[i] = open_cpu_clock(s->cpus[i], opts->frequency_hz);
-		if (s->perf_fds[i] < 0) {
-			sp_err("perf_event_open cpu-clock on CPU %d: %s", s->cpus[i], strerror(errno));
-			goto fail;
-		}
-	}
 	return s;
 fail:
 	bpf_sampler_close(s);
