@@ -108,6 +108,45 @@ static int flame_of_store(const char *dir, const struct label_filter *f, const c
 	return err ? 1 : 0;
 }
 
+/* A folded file's page: OUT defaults to IN with .html for .folded, the
+ * title to one of IN's name and kind. 0, 1 on failure (said), 2 for a
+ * usage error. */
+static int flame_of_folded(const char *in, const char *kind, uint64_t unit_ns, const char *out,
+			   const char *title, struct flame_page_options *o)
+{
+	char out_buf[PATH_MAX], title_buf[PATH_MAX + 64];
+	struct flame_tree *t;
+	int err;
+
+	if (cmd_folded_input_kind("flame", in, kind, unit_ns, &o->mode, &o->unit_ns))
+		return 2;
+	if (!out) {
+		size_t n = strlen(in);
+
+		if (n > 7 && !strcmp(in + n - 7, ".folded"))
+			n -= 7;
+		snprintf(out_buf, sizeof(out_buf), "%.*s.html", (int)n, in);
+		out = out_buf;
+	}
+	if (!title) {
+		const char *base = strrchr(in, '/');
+
+		flame_page_title(base ? base + 1 : in, o->mode, title_buf, sizeof(title_buf));
+		title = title_buf;
+	}
+	o->title = title;
+	t = flame_tree_new();
+	if (!t) {
+		sp_err("flame: out of memory");
+		return 1;
+	}
+	err = flame_tree_read_file(t, in, 0);
+	if (!err)
+		err = flame_page_write(t, o, out);
+	flame_tree_free(t);
+	return err ? 1 : 0;
+}
+
 int cmd_flame(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -119,10 +158,9 @@ int cmd_flame(int argc, char **argv)
 	struct label_filter filter = { .task = -1 };
 	struct flame_page_options o = { .min_width_pct = FLAME_MIN_WIDTH_DEFAULT };
 	const char *out = NULL, *title = NULL, *kind = NULL, *in;
-	char out_buf[PATH_MAX], title_buf[PATH_MAX + 64], *end;
+	char *end;
 	uint64_t unit_ns = 0;
-	struct flame_tree *t;
-	int opt, err;
+	int opt;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
@@ -164,31 +202,5 @@ int cmd_flame(int argc, char **argv)
 		       "folder, not of %s", in);
 		return 2;
 	}
-	if (cmd_folded_input_kind("flame", in, kind, unit_ns, &o.mode, &o.unit_ns))
-		return 2;
-	if (!out) {
-		size_t n = strlen(in);
-
-		if (n > 7 && !strcmp(in + n - 7, ".folded"))
-			n -= 7;
-		snprintf(out_buf, sizeof(out_buf), "%.*s.html", (int)n, in);
-		out = out_buf;
-	}
-	if (!title) {
-		const char *base = strrchr(in, '/');
-
-		flame_page_title(base ? base + 1 : in, o.mode, title_buf, sizeof(title_buf));
-		title = title_buf;
-	}
-	o.title = title;
-	t = flame_tree_new();
-	if (!t) {
-		sp_err("flame: out of memory");
-		return 1;
-	}
-	err = flame_tree_read_file(t, in, 0);
-	if (!err)
-		err = flame_page_write(t, &o, out);
-	flame_tree_free(t);
-	return err ? 1 : 0;
+	return flame_of_folded(in, kind, unit_ns, out, title, &o);
 }
