@@ -208,8 +208,6 @@ static struct rapp *app_of(struct report *r, const char *app_id)
 	return &r->apps[r->napps++];
 }
 
-/* Every application the recordings saw, and Spark's, joined by id (a
- * record of the only application joins it whatever its id says). */
 static bool seen_app(const char *const *apps, size_t n, const char *app_id)
 {
 	for (size_t i = 0; i < n; i++)
@@ -218,6 +216,8 @@ static bool seen_app(const char *const *apps, size_t n, const char *app_id)
 	return false;
 }
 
+/* Every application the recordings saw, and Spark's, joined by id (a
+ * record of the only application joins it whatever its id says). */
 static int build_apps(struct report *r)
 {
 	const struct spark_app_record *sp = r->in->spark;
