@@ -201,12 +201,14 @@ static void write_stage(struct json_writer *w, const struct view_result *r, uint
 		json_key(w, "off_cpu_ms");
 		json_double(w, (double)r->off_cpu_ns / 1e6);
 	}
-	if (r->first_ns >= start_ns && r->last_ns >= r->first_ns) {
-		/* seconds from the start of the recording: the index's timeline */
+	if (r->first_ns && r->last_ns >= r->first_ns) {
+		/* Seconds from the start of the recording: the index's timeline.
+		 * A thread blocked since before it, or sampled while it began (a
+		 * busy node makes that longer), counts from 0. */
 		json_key(w, "first_s");
-		json_double(w, (double)(r->first_ns - start_ns) / 1e9);
+		json_double(w, r->first_ns > start_ns ? (double)(r->first_ns - start_ns) / 1e9 : 0.0);
 		json_key(w, "last_s");
-		json_double(w, (double)(r->last_ns - start_ns) / 1e9);
+		json_double(w, r->last_ns > start_ns ? (double)(r->last_ns - start_ns) / 1e9 : 0.0);
 	}
 	json_key(w, "samples_by_attribution");
 	json_begin_object(w);
