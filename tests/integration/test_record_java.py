@@ -344,6 +344,7 @@ def test_late_attach_on_a_busy_node_keeps_the_kernels_shares(tmp_path, jdks, sha
     jdk = jdks[min(jdks)] if which == "oldest" else jdks[max(jdks)]
     java = subprocess.Popen([os.path.join(jdk, "bin", "java"), "-cp", shares_classes,
                              "JitShares", "14"], stdout=subprocess.PIPE, text=True)
+    pid = java.pid
     try:
         pid = int(java.stdout.readline().split()[1])
         time.sleep(0.5)
@@ -372,6 +373,7 @@ def test_late_attach_on_a_busy_node_keeps_the_kernels_shares(tmp_path, jdks, sha
             unnamed += count
         whole += count if "java/lang/Thread.run" in frames else 0
     named = sum(by_kernel.values())
+    # (1,000 samples: what a 10% share needs to be measured to 10%.)
     assert total >= 1000 and unnamed <= 0.03 * total, (total, unnamed, worker[:5])
     assert whole >= 0.95 * total, (whole, total)
     for i, kernel in enumerate(KERNELS):
