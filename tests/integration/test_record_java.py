@@ -17,15 +17,17 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "jfr"))
 import jfrtest  # noqa: E402
 
 JAVA_SRC = os.path.join(ROOT, "tests", "java", "HotMethods.java")
+SHARES_SRC = os.path.join(ROOT, "tests", "java", "JitShares.java")
 HOT = {0: "HotAlpha.spin", 1: "HotBeta.spin", 2: "HotGamma.spin"}
 
 
 @pytest.fixture(scope="module")
 def hot_classes(tmp_path_factory, jdks):
-    """HotMethods compiled once with the oldest JDK, so every JDK runs it."""
+    """HotMethods and JitShares compiled once with the oldest JDK, so every
+    JDK runs them."""
     out = tmp_path_factory.mktemp("hotmethods")
     javac = os.path.join(jdks[min(jdks)], "bin", "javac")
-    subprocess.run([javac, "-d", str(out), JAVA_SRC], check=True)
+    subprocess.run([javac, "-d", str(out), JAVA_SRC, SHARES_SRC], check=True)
     return str(out)
 
 
@@ -321,20 +323,11 @@ def test_malformed_perf_map_without_helper_is_survived(tmp_path, jdks, hot_class
     assert any("JavaThread::" in f for frames, _ in worker for f in frames)
 
 
-SHARES_SRC = os.path.join(ROOT, "tests", "java", "JitShares.java")
 KERNELS = ("KernelOne.run", "KernelTwo.run", "KernelThree.run", "KernelFour.run")
 
 
-@pytest.fixture(scope="module")
-def shares_classes(tmp_path_factory, jdks):
-    out = tmp_path_factory.mktemp("jitshares")
-    subprocess.run([os.path.join(jdks[min(jdks)], "bin", "javac"), "-d", str(out), SHARES_SRC],
-                   check=True)
-    return str(out)
-
-
 @pytest.mark.parametrize("which", ["oldest", "newest"])
-def test_late_attach_on_a_busy_node_keeps_the_kernels_shares(tmp_path, jdks, shares_classes,
+def test_late_attach_on_a_busy_node_keeps_the_kernels_shares(tmp_path, jdks, hot_classes,
                                                              agent_path, busy_cpus, which):
     """JitShares gives four kernels 10/20/30/40% of one thread's CPU time.
     The helper is attached while they are still being compiled, with every
@@ -342,7 +335,7 @@ def test_late_attach_on_a_busy_node_keeps_the_kernels_shares(tmp_path, jdks, sha
     started without our options runs): compiled frames are stepped over by
     their size, so each sample keeps its kernel whatever the JIT inlined."""
     jdk = jdks[min(jdks)] if which == "oldest" else jdks[max(jdks)]
-    java = subprocess.Popen([os.path.join(jdk, "bin", "java"), "-cp", shares_classes,
+    java = subprocess.Popen([os.path.join(jdk, "bin", "java"), "-cp", hot_classes,
                              "JitShares", "14"], stdout=subprocess.PIPE, text=True)
     pid = java.pid
     try:
