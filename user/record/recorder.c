@@ -384,15 +384,17 @@ static struct process *record_process(struct recorder *rec, const struct sp_even
 	return p;
 }
 
-/* A copy of the record, kernel frames first, queued to be named. */
-static int queue_record(struct recorder *rec, struct process *p, const struct sp_event_header *hdr,
-			const struct sp_stacks *stacks, uint32_t nk, uint32_t nu)
+/* A copy of the record, kernel frames first, queued to be named; NULL
+ * when the queue has no room. */
+static struct pending_record *queue_record(struct recorder *rec, struct process *p,
+					   const struct sp_event_header *hdr,
+					   const struct sp_stacks *stacks, uint32_t nk, uint32_t nu)
 {
 	struct pending_record *pr;
 
 	pr = fifo_arena_alloc(rec->pending, sizeof(*pr) + (nk + nu) * sizeof(uint64_t));
 	if (!pr)
-		return -ENOMEM;
+		return NULL;
 	pr->next = NULL;
 	/* The last tick's time, at most a tick behind: the fine clock was 5%
 	 * of the recorder's CPU at 10 kHz, and a record named a tick early
@@ -424,7 +426,7 @@ static int queue_record(struct recorder *rec, struct process *p, const struct sp
 	else
 		rec->head = pr;
 	rec->tail = pr;
-	return 0;
+	return pr;
 }
 
 int recorder_on_record(void *ctx, const void *data, size_t size)
@@ -432,6 +434,7 @@ int recorder_on_record(void *ctx, const void *data, size_t size)
 	struct recorder *rec = ctx;
 	const struct sp_event_header *hdr = data;
 	const struct sp_stacks *stacks = NULL;
+	const struct pending_record *pr = NULL;
 	struct process *p = NULL;
 	uint32_t nk = 0, nu = 0;
 	const uint64_t *user;
@@ -442,14 +445,14 @@ int recorder_on_record(void *ctx, const void *data, size_t size)
 		return 0;
 	}
 	if (size < sizeof(*hdr) || !(stacks = record_stacks(hdr, size, &nk, &nu)) ||
-	    !(p = record_process(rec, hdr)) || queue_record(rec, p, hdr, stacks, nk, nu)) {
+	    !(p = record_process(rec, hdr)) || !(pr = queue_record(rec, p, hdr, stacks, nk, nu))) {
 		rec->totals.bad_records++;
 		return 0;
 	}
 	p->pending++;
-	p->last_record_ns = rec->tail->arrival_ns;
-	user = rec->tail->addrs + nk;
-	if (p->symbolizer && rec->tail->arrival_ns < p->first_seen_ns + YOUNG_MAPS_NS &&
+	p->last_record_ns = pr->arrival_ns;
+	user = pr->addrs + nk;
+	if (p->symbolizer && pr->arrival_ns < p->first_seen_ns + YOUNG_MAPS_NS &&
 	    !proc_symbolizer_maps_hold(p->symbolizer, user, nu))
 		proc_symbolizer_refresh(p->symbolizer);
 	if (p->java && (stacks->ustack_flags & SP_USTACK_WALKED))
