@@ -153,6 +153,8 @@ static __always_inline void walk_note_##NAME(struct walk_ctx *c, __u64 pc, __u64
 	if (pc >= w->interp_lo && pc < w->interp_hi && fp > 24 &&		\
 	    !walk_read_##NAME(c, fp - 24, &method) && method && method < USER_ADDR_END) \
 		value = method | SP_USTACK_METHOD_TAG;				\
+	/* Kept by the barrier: 6.1's verifier loses a spilled index's bound. */ \
+	barrier_var(n);								\
 	c->frames[n & (SP_MAX_USER_DEPTH - 1)] = value;				\
 	w->n = n + 1;								\
 }										\
