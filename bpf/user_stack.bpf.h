@@ -9,15 +9,28 @@
 #include "hotspot_walk.bpf.h"
 #include "python_walk.bpf.h"
 
+/* Inside exec the saved registers are the old program's while the memory
+ * may already be the new one's: a walk would read one with the other. */
+static __always_inline bool in_exec(struct task_struct *task)
+{
+	if (!bpf_core_field_exists(task->in_execve))
+		return false;
+	return BPF_CORE_READ_BITFIELD_PROBED(task, in_execve);
+}
+
 /* Fills frames; returns their bytes or a negative errno. walk (a constant
  * in each program) leaves the walkers out of programs loaded on kernels
- * without their helpers; task must then not be dereferenced. */
+ * without their helpers; task is then only read with probes. */
 static __always_inline int user_stack(void *ctx, struct task_struct *task, __u64 *frames,
 				      __u32 *flags, __u32 *anchor_index, const bool walk)
 {
 	const struct sp_hotspot_info *jvm;
 	const struct sp_python_info *py;
 
+	if (in_exec(task)) {
+		*flags |= SP_USTACK_IN_EXEC;
+		return 0;
+	}
 	if (walk && (jvm = hotspot_jvm_of(task)))
 		return hotspot_walk(task, jvm, frames, flags, anchor_index);
 	if (walk && (py = python_proc_of(task)))

@@ -148,6 +148,8 @@ static inline __u32 sp_py_frame_instr(__u64 frame)
 				   * thread's last Java frame (native part unwalkable) */
 #define SP_USTACK_PYTHON 8u       /* native frames from bpf_get_stack(), then the
 				   * thread's Python frames (SP_USTACK_PYTHON_TAG) */
+#define SP_USTACK_IN_EXEC 16u     /* the thread was inside exec: no user frames, as its
+				   * registers and memory belong to different programs */
 
 /* Stacks end every record that has them: ustack_bytes / 8 user addresses,
  * then kstack_bytes / 8 kernel addresses, each leaf first. A record is as

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from testlib import (SPARKPROF, read_folded, read_summary, record, samples_with,
+from testlib import (PROGS, SPARKPROF, read_folded, read_summary, record, samples_with,
                      start_prog, wait_gone, process_root)
 
 
@@ -232,6 +232,25 @@ def test_command_mode_profiles_the_command_until_it_exits(tmp_path):
     assert len(roots) == 1 and roots.pop().startswith("hot_functions-"), stacks.keys()
     assert samples_with(stacks, "burn_heavy") > 50
     assert "wrote" in proc.stderr
+
+
+def test_each_exec_gives_its_pid_one_entry_for_the_new_program(tmp_path):
+    """A shell starts a short program 300 times. Each child is sampled around
+    its exec: before it (as sh, read by /proc once the exec ran), inside it,
+    and after it. Every child must have one hot_functions entry, not a second
+    one of a sample or two that the exec report closed."""
+    script = f"for i in $(seq 300); do {PROGS}/hot_functions 0.015 >/dev/null; done"
+    record(tmp_path, "-F", 999, "--off-cpu", "--no-html", "--no-jfr", "--", "sh", "-c", script)
+    entries = collections.Counter(p["pid"] for p in read_summary(tmp_path)["processes"]
+                                  if p["comm"] == "hot_functions")
+    assert len(entries) >= 250, f"{len(entries)} children seen"
+    twice = {pid: n for pid, n in entries.items() if n > 1}
+    assert not twice, f"{len(twice)} children with two hot_functions entries: {twice}"
+    stacks = read_folded(tmp_path / "all.folded")
+    # Entries that waited for the exec were inspected: the children's code is named.
+    named = samples_with(stacks, "main") + samples_with(stacks, "reader_main")
+    children = sum(n for s, n in stacks.items() if s.startswith("hot_functions-"))
+    assert named > 0.8 * children, (named, children)
 
 
 def test_anonymous_code_of_any_process_is_named_by_its_perf_map(tmp_path):

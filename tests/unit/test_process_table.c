@@ -1,6 +1,9 @@
-/* test_process_table.c - processes by pid, entries retired by exec or exit,
- * and settled entries that only the summary still visits. */
+/* test_process_table.c - processes by pid, renamed from /proc, entries
+ * retired by exec or exit, and settled entries that only the summary still
+ * visits. */
 #include <stdbool.h>
+#include <stdio.h>
+#include <sys/prctl.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -67,6 +70,7 @@ int main(void)
 {
 	struct process_table *t = process_table_new();
 	struct process *self, *again, *gone;
+	char want[48];
 	bool created;
 	int visits = 0, frees = 0;
 
@@ -79,6 +83,13 @@ int main(void)
 	gone = process_table_get(t, 0x3ffffff0, "exited", &created);
 	CHECK(gone && created && !strcmp(gone->comm, "exited"),
 	      "a process already gone takes the fallback comm");
+	prctl(PR_SET_NAME, "renamed-table");
+	process_table_rename(self);
+	snprintf(want, sizeof(want), "renamed-table-%d", getpid());
+	CHECK(!strcmp(self->comm, "renamed-table") && !strcmp(self->label, want),
+	      "renamed from /proc: %s", self->label);
+	process_table_rename(gone);
+	CHECK(!strcmp(gone->label, "exited-1073741808"), "a process already gone keeps its name");
 
 	process_table_retire(t, getpid());
 	CHECK(self->retired && process_table_find(t, getpid()) == NULL,

@@ -135,6 +135,15 @@ struct process *process_table_find(struct process_table *t, pid_t pid)
 	return t->nindex ? t->index[find_slot(t, pid)] : NULL;
 }
 
+void process_table_rename(struct process *p)
+{
+	char comm[sizeof(p->comm)];
+
+	read_comm(p->pid, comm, sizeof(comm), p->comm);
+	memcpy(p->comm, comm, sizeof(comm));
+	snprintf(p->label, sizeof(p->label), "%s-%d", p->comm, p->pid);
+}
+
 void process_table_retire(struct process_table *t, pid_t pid)
 {
 	size_t i = t->nindex ? find_slot(t, pid) : 0;

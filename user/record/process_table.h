@@ -30,6 +30,7 @@ struct process {
 	bool retired;               /* the pid ran exec or exited since (process_table_retire) */
 	bool exited;                /* seen gone while the recording ran */
 	bool released;              /* exited or retired, every record named: tables freed */
+	bool awaiting_exec;         /* opened by a record from inside exec: not inspected yet */
 	struct proc_symbolizer *symbolizer; /* symbols/; NULL when /proc could not be read */
 	struct java_process *java;  /* jvm/; NULL unless libjvm.so is mapped */
 	struct executor *executor;  /* spark/; NULL unless a Spark executor */
@@ -64,6 +65,8 @@ void process_table_free(struct process_table *table,
 struct process *process_table_get(struct process_table *table, pid_t pid,
 				  const char *fallback_comm, bool *created);
 struct process *process_table_find(struct process_table *table, pid_t pid);
+/* Reads p's comm and label again from /proc; kept when it is gone. */
+void process_table_rename(struct process *p);
 
 /* pid ran exec or exited: its entry stays valid (and visited) but is no
  * longer found by pid, so the next get() creates a fresh one for the new

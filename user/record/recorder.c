@@ -298,9 +298,11 @@ static void become_jvm(struct recorder *rec, struct process *p)
 		rec->cfg.on_jvm(rec->cfg.ctx, p->pid, &info);
 }
 
-/* Everything about a new process that can only be read while it lives. */
-static void inspect_process(struct recorder *rec, struct process *p)
+/* Everything about a new process that can only be read while it lives;
+ * now: before its name was read. */
+static void inspect_process(struct recorder *rec, struct process *p, uint64_t now)
 {
+	p->first_seen_ns = p->last_jvm_check_ns = now;
 	p->symbolizer = stack_resolver_inspect(rec->resolver, p->pid);
 	if (!p->symbolizer && errno != ESRCH && errno != ENOENT)
 		sp_debug("inspect pid %d: %s", p->pid, strerror(errno));
@@ -315,13 +317,45 @@ static void inspect_process(struct recorder *rec, struct process *p)
 	/* The ELF files last: a JVM's walker is on before its libraries load. */
 	if (p->symbolizer)
 		proc_symbolizer_load_files(p->symbolizer);
-	p->first_seen_ns = p->last_jvm_check_ns = monotonic_ns();
 }
 
-/* A known process ran exec: records already queued keep the old program's
- * entry; the next one opens a new entry. */
-static void on_exec(struct recorder *rec, pid_t tgid)
+/* Marked before /proc is read: an exec after the mark is reported (and
+ * the new program inspected afresh), one before it is what /proc shows. */
+static void mark_known(struct recorder *rec, pid_t pid)
 {
+	if (rec->cfg.on_new_process)
+		rec->cfg.on_new_process(rec->cfg.ctx, pid);
+}
+
+/* A waiting entry (record_process) becomes the new program's. */
+static void inspect_after_exec(struct recorder *rec, struct process *p)
+{
+	uint64_t now;
+
+	mark_known(rec, p->pid);
+	now = monotonic_ns();
+	p->awaiting_exec = false;
+	process_table_rename(p);
+	inspect_process(rec, p, now);
+}
+
+/* A known process ran exec. An entry inspected before it describes the old
+ * program: records already queued keep it, the next one opens a new entry.
+ * One inspected after it, or waiting for it, is the new program's: its exec
+ * was only reported because the mark came first. */
+static void on_exec(struct recorder *rec, const struct sp_event_header *hdr)
+{
+	pid_t tgid = (pid_t)hdr->tgid;
+	struct process *p = process_table_find(rec->processes, tgid);
+
+	if (p && p->awaiting_exec) {
+		inspect_after_exec(rec, p);
+		return;
+	}
+	if (p && p->first_seen_ns > hdr->timestamp_ns) {
+		mark_known(rec, tgid);
+		return;
+	}
 	process_table_retire(rec->processes, tgid);
 	if (rec->cfg.on_jvm)
 		rec->cfg.on_jvm(rec->cfg.ctx, tgid, NULL);
@@ -357,30 +391,38 @@ static const struct sp_stacks *record_stacks(const struct sp_event_header *hdr, 
 	return stacks;
 }
 
-/* The record's process, inspected when first seen; NULL when the table
- * is full. */
-static struct process *record_process(struct recorder *rec, const struct sp_event_header *hdr)
+/* The record's process, inspected when first seen; NULL when the table is
+ * full. A record from inside exec, or one whose thread's name /proc no
+ * longer shows (its exec ran meanwhile), opens an entry that /proc may not
+ * describe: it waits, and is inspected as the new program once the exec is
+ * reported or a record from after it arrives. */
+static struct process *record_process(struct recorder *rec, const struct sp_event_header *hdr,
+				      bool in_exec)
 {
 	struct process *p = process_table_find(rec->processes, (pid_t)hdr->tgid);
 	char comm[SP_COMM_LEN];
+	uint64_t now;
 	bool created;
 
-	if (p)
+	if (p) {
+		if (p->awaiting_exec && !in_exec)
+			inspect_after_exec(rec, p);
 		return p;
-	/* Marked before /proc is read: an exec after the mark is reported
-	 * (and the new program inspected afresh), one before it is what /proc
-	 * shows. Marked after, an exec in between (a `-- cmd` child leaving
-	 * the gate) would leave the entry describing the old program. */
-	if (rec->cfg.on_new_process)
-		rec->cfg.on_new_process(rec->cfg.ctx, (pid_t)hdr->tgid);
+	}
+	/* Marked after /proc is read, an exec in between (a `-- cmd` child
+	 * leaving the gate) would leave the entry describing the old program. */
+	mark_known(rec, (pid_t)hdr->tgid);
+	now = monotonic_ns();
 	memcpy(comm, hdr->comm, SP_COMM_LEN);
 	comm[SP_COMM_LEN - 1] = '\0';
 	p = process_table_get(rec->processes, (pid_t)hdr->tgid, comm, &created);
-	if (p && created) {
-		rec->totals.processes++;
-		p->recorder = rec;
-		inspect_process(rec, p);
-	}
+	if (!p || !created)
+		return p;
+	rec->totals.processes++;
+	p->recorder = rec;
+	p->awaiting_exec = in_exec || (hdr->tid == hdr->tgid && strcmp(p->comm, comm));
+	if (!p->awaiting_exec)
+		inspect_process(rec, p, now);
 	return p;
 }
 
@@ -441,11 +483,12 @@ int recorder_on_record(void *ctx, const void *data, size_t size)
 
 	rec->totals.records++;
 	if (size >= sizeof(*hdr) && hdr->kind == SP_EVENT_EXEC) {
-		on_exec(rec, (pid_t)hdr->tgid);
+		on_exec(rec, hdr);
 		return 0;
 	}
 	if (size < sizeof(*hdr) || !(stacks = record_stacks(hdr, size, &nk, &nu)) ||
-	    !(p = record_process(rec, hdr)) || !(pr = queue_record(rec, p, hdr, stacks, nk, nu))) {
+	    !(p = record_process(rec, hdr, stacks->ustack_flags & SP_USTACK_IN_EXEC)) ||
+	    !(pr = queue_record(rec, p, hdr, stacks, nk, nu))) {
 		rec->totals.bad_records++;
 		return 0;
 	}
@@ -472,7 +515,7 @@ static int poll_jvm(struct process *p, void *ctx)
 	struct poll_ctx *pc = ctx;
 	uint64_t now = pc->now;
 
-	if (p->released)
+	if (p->released || p->awaiting_exec)
 		return 0;
 	if (!p->python_settled)
 		python_procs_look(p, now, pc->rec->cfg.on_python, pc->rec->cfg.ctx);
