@@ -30,7 +30,7 @@ struct process {
 	bool retired;               /* the pid ran exec or exited since (process_table_retire) */
 	bool exited;                /* seen gone while the recording ran */
 	bool released;              /* exited or retired, every record named: tables freed */
-	bool awaiting_exec;         /* opened by a record from inside exec: not inspected yet */
+	bool awaiting_exec;         /* opened around an exec (recorder.c): not inspected yet */
 	struct proc_symbolizer *symbolizer; /* symbols/; NULL when /proc could not be read */
 	struct java_process *java;  /* jvm/; NULL unless libjvm.so is mapped */
 	struct executor *executor;  /* spark/; NULL unless a Spark executor */
