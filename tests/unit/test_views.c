@@ -275,11 +275,38 @@ static void test_full(void)
 	cleanup(&r);
 }
 
+/* A stage's first and last times: an off-CPU interval counts at its end,
+ * when it was given its stage, not when its thread went to sleep. */
+static void test_times(void)
+{
+	struct run r;
+	struct views *v;
+	const struct view_result *two, *three;
+	uint64_t t0;
+
+	if (open_run(&r, STORE_OFF_CPU, 64u << 20))
+		return;
+	t0 = r.t;
+	add(&r, stack_a, 4, 2, 1, 0, false);
+	add(&r, stack_a, 4, 3, 1, 500000000, false);
+	v = write_views(&r, false);
+	two = v ? result(v, "app-1/exec-1/stage-2") : NULL;
+	three = v ? result(v, "app-1/exec-1/stage-3") : NULL;
+	CHECK(two && two->first_ns == t0 + 1000000 && two->last_ns == t0 + 1000000,
+	      "a CPU sample counts at its time");
+	CHECK(three && three->first_ns == t0 + 502000000 - 1 && three->last_ns == three->first_ns,
+	      "an off-CPU interval counts at its end (%llu ns after the start)",
+	      three ? (unsigned long long)(three->first_ns - t0) : 0ULL);
+	views_free(v);
+	cleanup(&r);
+}
+
 int main(void)
 {
 	test_format();
 	test_segments(64u << 20, "segments closed by time");
 	test_segments(2048, "segments of 2 KiB");
 	test_full();
+	test_times();
 	TAP_DONE();
 }

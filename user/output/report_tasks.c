@@ -177,7 +177,8 @@ static int add_sample(struct report_tasks *rt, const struct store_info *info,
 		      const struct store_sample *s, const struct sample_labels *l)
 {
 	bool cpu = s->kind == SAMPLE_CPU;
-	uint64_t ms = (s->timestamp_ns - info->start_monotonic_ns + info->start_realtime_ns) / 1000000;
+	uint64_t ms = (store_sample_time(s) - info->start_monotonic_ns + info->start_realtime_ns) /
+		      1000000;
 	long app;
 	int err = 0;
 

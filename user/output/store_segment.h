@@ -32,6 +32,15 @@ struct store_sample {
 	uint8_t kind, state;      /* enum sample_kind, enum sp_thread_state */
 };
 
+/* When a sample counts in time: an off-CPU interval at its end, the moment
+ * the recorder gave it its stage, not when its thread went to sleep (maybe
+ * before that stage began). */
+static inline uint64_t store_sample_time(const struct store_sample *s)
+{
+	return s->kind == SAMPLE_OFF_CPU && s->weight ? s->timestamp_ns + s->weight - 1
+						      : s->timestamp_ns;
+}
+
 struct store_frame_node {
 	uint32_t parent;          /* 0: outermost */
 	struct frame frame;

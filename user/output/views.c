@@ -156,10 +156,10 @@ static void count(struct views *v, size_t i, const struct store_sample *s,
 		r->off_cpu_events++;
 		r->off_cpu_ns += s->weight;
 	}
-	if (!r->first_ns || s->timestamp_ns < r->first_ns)
-		r->first_ns = s->timestamp_ns;
-	if (s->timestamp_ns > r->last_ns)
-		r->last_ns = s->timestamp_ns;
+	if (!r->first_ns || store_sample_time(s) < r->first_ns)
+		r->first_ns = store_sample_time(s);
+	if (store_sample_time(s) > r->last_ns)
+		r->last_ns = store_sample_time(s);
 }
 
 static void file_sample(struct views *v, const struct store_samples *ss, size_t k,
