@@ -141,6 +141,7 @@ static void count(struct views *v, size_t i, const struct store_sample *s,
 {
 	struct view_result *r = &v->results[i];
 	enum view_kind kind = view_set_get(v->set, i)->kind;
+	uint64_t t;
 
 	if (s->kind == SAMPLE_TASK) {
 		/* Stages count their tasks; executors those without a stage. */
@@ -156,10 +157,11 @@ static void count(struct views *v, size_t i, const struct store_sample *s,
 		r->off_cpu_events++;
 		r->off_cpu_ns += s->weight;
 	}
-	if (!r->first_ns || store_sample_time(s) < r->first_ns)
-		r->first_ns = store_sample_time(s);
-	if (store_sample_time(s) > r->last_ns)
-		r->last_ns = store_sample_time(s);
+	t = store_sample_time(s);
+	if (!r->first_ns || t < r->first_ns)
+		r->first_ns = t;
+	if (t > r->last_ns)
+		r->last_ns = t;
 }
 
 static void file_sample(struct views *v, const struct store_samples *ss, size_t k,

@@ -320,20 +320,21 @@ static void inspect_process(struct recorder *rec, struct process *p, uint64_t no
 }
 
 /* Marked before /proc is read: an exec after the mark is reported (and
- * the new program inspected afresh), one before it is what /proc shows. */
-static void mark_known(struct recorder *rec, pid_t pid)
+ * the new program inspected afresh), one before it is what /proc shows.
+ * Returns the time just after the mark, which on_exec compares with the
+ * exec's. */
+static uint64_t mark_known(struct recorder *rec, pid_t pid)
 {
 	if (rec->cfg.on_new_process)
 		rec->cfg.on_new_process(rec->cfg.ctx, pid);
+	return monotonic_ns();
 }
 
 /* A waiting entry (record_process) becomes the new program's. */
 static void inspect_after_exec(struct recorder *rec, struct process *p)
 {
-	uint64_t now;
+	uint64_t now = mark_known(rec, p->pid);
 
-	mark_known(rec, p->pid);
-	now = monotonic_ns();
 	p->awaiting_exec = false;
 	process_table_rename(p);
 	inspect_process(rec, p, now);
@@ -411,8 +412,7 @@ static struct process *record_process(struct recorder *rec, const struct sp_even
 	}
 	/* Marked after /proc is read, an exec in between (a `-- cmd` child
 	 * leaving the gate) would leave the entry describing the old program. */
-	mark_known(rec, (pid_t)hdr->tgid);
-	now = monotonic_ns();
+	now = mark_known(rec, (pid_t)hdr->tgid);
 	memcpy(comm, hdr->comm, SP_COMM_LEN);
 	comm[SP_COMM_LEN - 1] = '\0';
 	p = process_table_get(rec->processes, (pid_t)hdr->tgid, comm, &created);
