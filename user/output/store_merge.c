@@ -5,6 +5,10 @@
  * equal prefixes first (depth first). Each step takes every cursor whose
  * path equals the least, joins their rows, and moves them on at the next
  * step, so that the texts returned stay valid until then.
+ *
+ * Each node returned gets a number, given to that level of every cursor
+ * taken for it: two cursors with the same number at a level have the
+ * same path down to it, so comparing them skips those texts.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -23,6 +27,7 @@ struct level {
 	char *text;
 	size_t len, cap;
 	uint64_t hash;
+	uint64_t node;                /* the merged node's number; 0: not returned yet */
 };
 
 struct cursor {
@@ -44,6 +49,7 @@ struct store_merge {
 	size_t n;
 	size_t *heap, nheap;
 	size_t *taken, ntaken;        /* cursors of the node returned last */
+	uint64_t nodes;               /* returned so far */
 	struct store_row *rows;
 	size_t rows_cap;
 };
@@ -130,19 +136,30 @@ static int advance(struct cursor *c)
 		return -EINVAL;
 	swap = c->path[depth];
 	c->path[depth] = c->scratch;
+	c->path[depth].node = 0;
 	c->scratch = swap;
 	c->depth = (uint32_t)depth;
 	return read_rows(c, &failed);
 }
 
-/* Path order: the first level that differs, else the shorter first. */
+static bool same_node(const struct level *x, const struct level *y)
+{
+	return x->node && x->node == y->node;
+}
+
+/* Path order: the first level that differs, else the shorter first.
+ * Levels of one returned node are a common prefix: most compares are of
+ * siblings, so the level above the last is tried first. */
 static int compare(const struct cursor *a, const struct cursor *b)
 {
 	uint32_t d = a->depth < b->depth ? a->depth : b->depth;
+	uint32_t i = d > 1 && same_node(&a->path[d - 1], &b->path[d - 1]) ? d : 1;
 
-	for (uint32_t i = 1; i <= d; i++) {
+	for (; i <= d; i++) {
 		const struct level *x = &a->path[i], *y = &b->path[i];
 
+		if (same_node(x, y))
+			continue;
 		if (x->hash != y->hash || x->len != y->len || memcmp(x->text, y->text, x->len))
 			return compare_levels(x, y);
 	}
@@ -297,9 +314,11 @@ int store_merge_next(struct store_merge *m, struct store_node *out)
 		m->taken[m->ntaken++] = heap_pop(m);
 	*out = (struct store_node){ first->depth, first->path[first->depth].text,
 				    first->path[first->depth].len, 0, NULL, 0 };
+	m->nodes++;
 	for (size_t i = 0; i < m->ntaken; i++) {
 		struct cursor *c = &m->cursors[m->taken[i]];
 
+		c->path[c->depth].node = m->nodes;
 		out->types |= c->types;
 		if (!c->nrows)
 			continue;
