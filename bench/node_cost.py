@@ -377,7 +377,7 @@ def bench_sampling(cfg, work):
 # ------------------------------------------------------ 3: start-up time
 
 def first_jfr_sample_ns(jfr_file):
-    """Earliest jdk.ExecutionSample startTime in the file, ns since the epoch."""
+    """Earliest jdk.ExecutionSample startTime in the file, Unix time in ns."""
     out = subprocess.run([os.path.join(JDK17, "bin", "jfr"), "print", "--json", "--events",
                           "jdk.ExecutionSample", jfr_file], capture_output=True, text=True).stdout
     first = None

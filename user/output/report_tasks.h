@@ -22,7 +22,7 @@ struct report_task {
 	int32_t stage, attempt;       /* -1: unknown (a TID-only thread name) */
 	const char *executor_id, *host;
 	uint64_t samples;             /* on-CPU */
-	uint64_t first_ms, last_ms;   /* wall clock, epoch ms; 0: never seen */
+	uint64_t first_ms, last_ms;   /* Unix time, ms; 0: never seen */
 };
 
 struct report_stage {

@@ -31,7 +31,7 @@ struct spark_task {                   /* one task attempt that ended */
 	int32_t attempt;
 	char executor_id[32];         /* cut to fit (ids are "driver" or numbers) */
 	char host[128];               /* cut to fit */
-	uint64_t launch_ms, finish_ms; /* epoch ms */
+	uint64_t launch_ms, finish_ms; /* Unix time, ms */
 	uint64_t run_ms;              /* executorRunTime */
 	uint64_t cpu_ns;              /* executorCpuTime */
 	uint64_t gc_ms;               /* jvmGCTime */

@@ -58,8 +58,8 @@ int spark_rest_parse_stages(struct app_builder *b, const char *body, size_t len,
 int spark_rest_parse_tasks(struct app_builder *b, int32_t stage, int32_t attempt,
 			   const char *body, size_t len, size_t *entries, struct jf_error *e);
 
-/* "2026-11-28T09:30:00.123GMT" (how the REST API writes times) as epoch
- * ms; 0 when s (len bytes) is not that. */
+/* "2026-11-28T09:30:00.123GMT" (how the REST API writes times) in
+ * Unix time, ms; 0 when s (len bytes) is not that. */
 uint64_t spark_rest_time(const char *s, size_t len);
 
 #endif
