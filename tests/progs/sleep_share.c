@@ -1,11 +1,13 @@
 /* sleep_share - a thread that sleeps part of its time and burns CPU the rest.
  *
- * usage: sleep_share SECONDS BURN_MS SLEEP_MS
+ * usage: sleep_share SECONDS BURN_MS SLEEP_MS [LINGER_S]
  * The "sleepy" thread alternates burn_phase() (BURN_MS of its own CPU time)
  * and sleep_phase() (nanosleep SLEEP_MS, issued from the function itself).
  * At the end it prints "sleep_share F": the fraction of the thread's wall
  * time spent inside sleep_phase, by its own clock, which tests compare with
  * the profiler's wall-clock profile; and "slept_s S", that time in seconds.
+ * Then the main thread waits LINGER_S more: a profiler far behind (an
+ * emulated VM on a busy host) can still read the process's maps.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -14,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double seconds = 5, burn_ms = 20, sleep_ms = 20;
+static double seconds = 5, burn_ms = 20, sleep_ms = 20, linger_s;
 static volatile unsigned long sink;
 static double share, slept;
 
@@ -80,11 +82,16 @@ int main(int argc, char **argv)
 		burn_ms = atof(argv[2]);
 	if (argc > 3)
 		sleep_ms = atof(argv[3]);
+	if (argc > 4)
+		linger_s = atof(argv[4]);
 	printf("%d\n", getpid());
 	fflush(stdout);
 	pthread_create(&thread, NULL, sleepy, NULL);
 	pthread_setname_np(thread, "sleepy");
 	pthread_join(thread, NULL);
 	printf("sleep_share %.4f\nslept_s %.3f\n", share, slept);
+	fflush(stdout);
+	nanosleep(&(struct timespec){ (time_t)linger_s,
+				      (long)((linger_s - (double)(time_t)linger_s) * 1e9) }, NULL);
 	return 0;
 }
