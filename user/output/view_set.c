@@ -14,15 +14,45 @@
 #include "output/store_segment.h"
 #include "output/view_set.h"
 
+/* Where views' strings are kept: blocks freed together. */
+struct text_block {
+	struct text_block *next;
+	size_t used;
+	char text[];
+};
+#define TEXT_BLOCK_BYTES (64u << 10)
+
 struct view_set {
 	struct view *views;
 	size_t n, cap;
+	struct text_block *texts;
 	struct strmap *by_key;      /* executor and stage keys -> index + 1 */
 	struct byte_buf key;
 	const struct sample_labels *memo;  /* the labels routed last, and where */
 	uint32_t memo_out[3];
 	size_t memo_n;
 };
+
+/* A copy of s (at most max - 1 bytes of it) kept until view_set_free. */
+static const char *keep(struct view_set *vs, const char *s, size_t max)
+{
+	size_t len = strnlen(s, max - 1);
+	struct text_block *b = vs->texts;
+	char *out;
+
+	if (!b || b->used + len + 1 > TEXT_BLOCK_BYTES) {
+		if (!(b = malloc(sizeof(*b) + TEXT_BLOCK_BYTES)))
+			return NULL;
+		b->next = vs->texts;
+		b->used = 0;
+		vs->texts = b;
+	}
+	out = b->text + b->used;
+	memcpy(out, s, len);
+	out[len] = '\0';
+	b->used += len + 1;
+	return out;
+}
 
 /* id as a file name's part (ids of a store read back are outside input). */
 static void spell(char *out, size_t size, const char *id, const char *empty)
@@ -31,26 +61,26 @@ static void spell(char *out, size_t size, const char *id, const char *empty)
 	sanitize_name_component(out);
 }
 
-static void view_name(struct view *v)
+static const char *view_name(struct view_set *vs, const struct view *v)
 {
-	char app[VIEW_ID_MAX], exec[VIEW_ID_MAX];
+	char app[VIEW_ID_MAX], exec[VIEW_ID_MAX], name[VIEW_NAME_MAX];
+	size_t size = sizeof(name);
 	int n;
 
-	if (v->kind == VIEW_NODE) {
-		snprintf(v->name, sizeof(v->name), "all");
-		return;
-	}
+	if (v->kind == VIEW_NODE)
+		return "all";
 	spell(app, sizeof(app), v->app_id, "unknown-app");
 	spell(exec, sizeof(exec), v->executor_id, "unknown");
-	n = snprintf(v->name, sizeof(v->name), "%s/exec-%s/", app, exec);
+	n = snprintf(name, size, "%s/exec-%s/", app, exec);
 	if (v->kind == VIEW_EXECUTOR)
-		snprintf(v->name + n, sizeof(v->name) - (size_t)n, "all");
+		snprintf(name + n, size - (size_t)n, "all");
 	else if (v->stage < 0)
-		snprintf(v->name + n, sizeof(v->name) - (size_t)n, "no-stage");
+		snprintf(name + n, size - (size_t)n, "no-stage");
 	else if (v->attempt > 0)
-		snprintf(v->name + n, sizeof(v->name) - (size_t)n, "stage-%d.%d", v->stage, v->attempt);
+		snprintf(name + n, size - (size_t)n, "stage-%d.%d", v->stage, v->attempt);
 	else
-		snprintf(v->name + n, sizeof(v->name) - (size_t)n, "stage-%d", v->stage);
+		snprintf(name + n, size - (size_t)n, "stage-%d", v->stage);
+	return keep(vs, name, sizeof(name));
 }
 
 static void key_of(struct byte_buf *b, const struct sample_labels *l, bool stage)
@@ -63,41 +93,48 @@ static void key_of(struct byte_buf *b, const struct sample_labels *l, bool stage
 	byte_buf_bytes(b, numbers, sizeof(numbers));
 }
 
-/* The view for l (its executor's, or its stage's), added if new; -1. */
-static int64_t find(struct view_set *vs, const struct sample_labels *l, bool stage, size_t seg,
-		    bool add)
+/* The view for l (its executor's, or its stage's), or -1. */
+static int64_t lookup(struct view_set *vs, const struct sample_labels *l, bool stage)
 {
-	void **slot;
-	int inserted = 0;
-	struct view *v;
+	void *found;
 
 	key_of(&vs->key, l, stage);
 	if (vs->key.failed)
 		return -1;
-	slot = add ? strmap_slot(vs->by_key, (const char *)vs->key.data, vs->key.len, &inserted)
-		   : (void **)NULL;
-	if (!add) {
-		void *found = strmap_get(vs->by_key, (const char *)vs->key.data, vs->key.len);
+	found = strmap_get(vs->by_key, (const char *)vs->key.data, vs->key.len);
+	return found ? (int64_t)(uintptr_t)found - 1 : -1;
+}
 
-		return found ? (int64_t)(uintptr_t)found - 1 : -1;
-	}
+/* lookup, adding the view if new (a stage's after its executor's), and
+ * seg as its last segment. -1 when out of memory. */
+static int64_t add(struct view_set *vs, const struct sample_labels *l, bool stage, size_t seg)
+{
+	int64_t executor = stage ? lookup(vs, l, false) : -1;
+	int inserted = 0;
+	struct view *v;
+	void **slot;
+
+	if (stage && executor < 0)
+		return -1;
+	key_of(&vs->key, l, stage);
+	slot = vs->key.failed ? NULL : strmap_slot(vs->by_key, (const char *)vs->key.data,
+						    vs->key.len, &inserted);
 	if (!slot)
 		return -1;
 	if (!inserted) {
-		v = &vs->views[(uintptr_t)*slot - 1];
-		v->last_segment = seg;
+		vs->views[(uintptr_t)*slot - 1].last_segment = seg;
 		return (int64_t)(uintptr_t)*slot - 1;
 	}
 	if (grow_array((void **)&vs->views, &vs->cap, vs->n + 1, sizeof(*v)))
 		return -1;
 	v = &vs->views[vs->n];
-	*v = (struct view){ stage ? VIEW_STAGE : VIEW_EXECUTOR, "", "", "", stage ? l->stage : -1,
-			    stage ? l->attempt : 0, seg, seg };
-	snprintf(v->app_id, sizeof(v->app_id), "%s", l->app_id);
-	snprintf(v->executor_id, sizeof(v->executor_id), "%s", l->executor_id);
-	if (stage && l->stage < 0)
-		v->attempt = 0;
-	view_name(v);
+	*v = (struct view){ stage ? VIEW_STAGE : VIEW_EXECUTOR, NULL, NULL, NULL,
+			    stage ? l->stage : -1, stage && l->stage >= 0 ? l->attempt : 0, seg, seg };
+	v->app_id = stage ? vs->views[executor].app_id : keep(vs, l->app_id, VIEW_ID_MAX);
+	v->executor_id = stage ? vs->views[executor].executor_id
+			       : keep(vs, l->executor_id, VIEW_ID_MAX);
+	if (!v->app_id || !v->executor_id || !(v->name = view_name(vs, v)))
+		return -1;
 	*slot = (void *)(uintptr_t)++vs->n;
 	return (int64_t)vs->n - 1;
 }
@@ -115,7 +152,7 @@ static int plan_segment(struct view_set *vs, struct store_reader *r, size_t seg)
 
 		if (!(l->flags & LABEL_EXECUTOR_VIEWS))
 			continue;
-		if (find(vs, l, false, seg, true) < 0 || find(vs, l, true, seg, true) < 0)
+		if (add(vs, l, false, seg) < 0 || add(vs, l, true, seg) < 0)
 			err = -ENOMEM;
 	}
 	store_labels_free(&labels);
@@ -129,8 +166,7 @@ struct view_set *view_set_plan(struct store_reader *r)
 		  !grow_array((void **)&vs->views, &vs->cap, 1, sizeof(*vs->views)) ? 0 : -ENOMEM;
 
 	if (!err) {
-		vs->views[0] = (struct view){ .kind = VIEW_NODE, .stage = -1 };
-		view_name(&vs->views[0]);
+		vs->views[0] = (struct view){ VIEW_NODE, "all", "", "", -1, 0, 0, 0 };
 		vs->n = 1;
 	}
 	for (size_t seg = 0; !err && seg < store_reader_segments(r); seg++)
@@ -152,6 +188,12 @@ void view_set_free(struct view_set *vs)
 	strmap_free(vs->by_key, NULL);
 	byte_buf_free(&vs->key);
 	free(vs->views);
+	while (vs->texts) {
+		struct text_block *next = vs->texts->next;
+
+		free(vs->texts);
+		vs->texts = next;
+	}
 	free(vs);
 }
 
@@ -181,8 +223,8 @@ size_t view_set_route(struct view_set *vs, const struct sample_labels *l, uint32
 	out[0] = 0;
 	vs->memo_n = 1;
 	if (l->flags & LABEL_EXECUTOR_VIEWS) {
-		e = find(vs, l, false, 0, false);
-		s = find(vs, l, true, 0, false);
+		e = lookup(vs, l, false);
+		s = lookup(vs, l, true);
 		if (e < 0 || s < 0)
 			return 0;
 		out[1] = (uint32_t)e;

@@ -22,11 +22,14 @@
 
 enum view_kind { VIEW_NODE, VIEW_EXECUTOR, VIEW_STAGE };
 
+/* A view's strings live in its view_set; a stage's ids are its
+ * executor's (a long run has tens of thousands of stages). */
 struct view {
 	enum view_kind kind;
-	char name[VIEW_NAME_MAX];          /* "all", "APP/exec-ID/all", "APP/exec-ID/stage-3.1" */
-	char app_id[VIEW_ID_MAX];          /* as the labels say (not spelt for a file) */
-	char executor_id[VIEW_ID_MAX];
+	const char *name;                  /* "all", "APP/exec-ID/all", "APP/exec-ID/stage-3.1";
+					    * under VIEW_NAME_MAX */
+	const char *app_id;                /* as the labels say (not spelt for a file), cut */
+	const char *executor_id;           /* to VIEW_ID_MAX - 1 bytes */
 	int32_t stage, attempt;            /* VIEW_STAGE; stage -1: no-stage */
 	size_t first_segment, last_segment;
 };
