@@ -21,6 +21,11 @@ cc -O2 -D_GNU_SOURCE -Iinclude -Iuser -Ibuild -o build/bench/steady_path bench/s
 	build/libsparkprof.a -lz -lelf -lbpf -lcurl -lprotobuf-c -lpthread -lm
 build/bench/steady_path 1000000 5000
 build/bench/steady_path 1000000 50000
+# The stop of the hour's soak, from a store shaped like it (632 segments,
+# 87k stages): every view written, its time, files and peak RSS.
+cc -O2 -D_GNU_SOURCE -Iinclude -Iuser -Ibuild -o build/bench/stop_cost bench/stop_cost.c \
+	build/libsparkprof.a -lz -lelf -lbpf -lcurl -lprotobuf-c -lpthread -lm
+build/bench/stop_cost
 # OTLP export: CPU and bytes per exported sample, from every segment of a
 # recording of the simulated executor (-a --wall -F 999).
 cc -O2 -D_GNU_SOURCE -Iinclude -Iuser -Ibuild -Ibuild/proto -o build/bench/otlp_cost \
