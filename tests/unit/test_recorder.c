@@ -25,9 +25,11 @@ struct gate {
 	bool release_on_mark;  /* the worst moment: after the mark, before /proc is read */
 };
 
+#define GATES 5
+
 struct gates {
-	struct gate g[4];
-	int marks[4];
+	struct gate g[GATES];
+	int marks[GATES];
 };
 
 static uint64_t now_ns(void)
@@ -87,7 +89,7 @@ static void on_mark(void *ctx, pid_t pid)
 {
 	struct gates *gs = ctx;
 
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < GATES; i++) {
 		if (gs->g[i].child != pid)
 			continue;
 		gs->marks[i]++;
@@ -126,7 +128,7 @@ static void exec_reported(struct recorder *rec, pid_t pid, uint64_t ts)
 static void run_cases(struct recorder *rec, struct gates *gs)
 {
 	struct gate *read_late = &gs->g[0], *read_early = &gs->g[1], *in_exec = &gs->g[2],
-		    *reported_late = &gs->g[3];
+		    *reported_late = &gs->g[3], *read_during = &gs->g[4];
 	uint64_t t;
 
 	/* Sampled as the old program, read by /proc once it had exec'd. */
@@ -158,11 +160,20 @@ static void run_cases(struct recorder *rec, struct gates *gs)
 	exec_reported(rec, reported_late->child, t);
 	cpu(rec, reported_late->child, "sleep", 0);
 	CHECK(gs->marks[3] == 2, "an exec reported after the read keeps the entry, marked again");
+
+	/* Read while its exec was under way: the new program's memory, the
+	 * exec's report (its end) later than the read. */
+	release(read_during);
+	cpu(rec, read_during->child, "sleep", 0);
+	exec_reported(rec, read_during->child, now_ns());
+	cpu(rec, read_during->child, "sleep", 0);
+	CHECK(gs->marks[4] == 2, "an exec reported after a read of the new memory keeps the entry, "
+	      "marked again");
 }
 
 static void check_folded(const char *dir, const struct gates *gs)
 {
-	char path[128], want[5][64];
+	char path[128], want[6][64];
 	char *folded, *text = NULL;
 	bool all = true;
 	size_t len;
@@ -172,13 +183,14 @@ static void check_folded(const char *dir, const struct gates *gs)
 	snprintf(want[2], sizeof(want[2]), "\nsleep-%d 1\n", gs->g[1].child);
 	snprintf(want[3], sizeof(want[3]), "\ntest_recorder-%d 2\n", gs->g[2].child);
 	snprintf(want[4], sizeof(want[4]), "\nsleep-%d 2\n", gs->g[3].child);
+	snprintf(want[5], sizeof(want[5]), "\nsleep-%d 2\n", gs->g[4].child);
 	snprintf(path, sizeof(path), "%s/all.folded", dir);
 	folded = file_slurp(path, 1 << 20, &len);
 	if (folded && (text = malloc(len + 2))) {
 		text[0] = '\n';
 		memcpy(text + 1, folded, len + 1);
 	}
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 6; i++)
 		all = all && text && strstr(text, want[i]);
 	CHECK(all, "each program's samples under its own name:\n%s", folded ? folded : "(none)");
 	free(text);
@@ -198,7 +210,7 @@ int main(void)
 		printf("not ok 1 - setup: %s\n", strerror(errno));
 		return 1;
 	}
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < GATES; i++)
 		if (spawn(&gs.g[i])) {
 			printf("not ok 1 - fork: %s\n", strerror(errno));
 			return 1;
@@ -220,14 +232,14 @@ int main(void)
 	run_cases(rec, &gs);
 	recorder_drain(rec, now_ns(), true);
 	recorder_get_totals(rec, &totals);
-	CHECK(totals.cpu_samples == 8 && totals.processes == 5 && totals.bad_records == 0,
-	      "8 samples of 5 programs filed (%llu, %llu)", (unsigned long long)totals.cpu_samples,
+	CHECK(totals.cpu_samples == 10 && totals.processes == 6 && totals.bad_records == 0,
+	      "10 samples of 6 programs filed (%llu, %llu)", (unsigned long long)totals.cpu_samples,
 	      (unsigned long long)totals.processes);
 	CHECK(recorder_finish(rec, counters, now_ns()) == 0, "profiles written");
 	recorder_free(rec);
 	check_folded(dir, &gs);
 
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < GATES; i++) {
 		kill(gs.g[i].child, SIGKILL);
 		waitpid(gs.g[i].child, NULL, 0);
 	}

@@ -8,7 +8,7 @@
 #include "proc/file_slurp.h"
 #include "proc/proc_stat.h"
 
-/* Fields 1-22 fit well within this; the rest of the line is not needed. */
+/* Fields 1-48 fit well within this; the rest of the line is not needed. */
 #define STAT_READ_MAX 1024
 
 /* A decimal of 1 to 20 digits that fits in 64 bits. */
@@ -27,7 +27,7 @@ static int parse_decimal(const char *s, size_t len, uint64_t *out)
 	return 0;
 }
 
-int proc_stat_starttime(const char *buf, size_t len, uint64_t *ticks)
+int proc_stat_field(const char *buf, size_t len, int n, uint64_t *value)
 {
 	/* comm may hold ')' and spaces: fields start after the last ')'. */
 	const char *p = NULL;
@@ -36,11 +36,11 @@ int proc_stat_starttime(const char *buf, size_t len, uint64_t *ticks)
 			p = buf + i + 1;
 			break;
 		}
-	if (!p)
+	if (!p || n < 3)
 		return -EINVAL;
 	const char *end = buf + len;
-	/* After ')' come field 3 (state) ... field 22 (starttime). */
-	for (int field = 3; field <= 22; field++) {
+	/* After ')' come field 3 (state), 4, ... */
+	for (int field = 3; field <= n; field++) {
 		while (p < end && *p == ' ')
 			p++;
 		if (p >= end)
@@ -48,10 +48,37 @@ int proc_stat_starttime(const char *buf, size_t len, uint64_t *ticks)
 		const char *f = p;
 		while (p < end && *p != ' ' && *p != '\n')
 			p++;
-		if (field == 22)
-			return parse_decimal(f, p - f, ticks);
+		if (field == n)
+			return parse_decimal(f, p - f, value);
 	}
 	return -EINVAL;
+}
+
+int proc_stat_starttime(const char *buf, size_t len, uint64_t *ticks)
+{
+	return proc_stat_field(buf, len, 22, ticks);
+}
+
+int proc_address_space_id(pid_t pid, uint64_t *id)
+{
+	char path[64], *buf;
+	size_t len;
+	uint64_t start_code, arg_start;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	err = file_read_prefix(path, STAT_READ_MAX, &buf, &len);
+	if (err)
+		return err;
+	err = proc_stat_field(buf, len, 26, &start_code);
+	if (!err)
+		err = proc_stat_field(buf, len, 48, &arg_start);
+	free(buf);
+	if (!err && !start_code && !arg_start)
+		err = -ENOENT;   /* a zombie, or not ours to read */
+	if (!err)
+		*id = arg_start ^ (start_code << 20 | start_code >> 44);
+	return err;
 }
 
 int proc_start_monotonic_ns(pid_t pid, uint64_t *ns)

@@ -19,6 +19,7 @@
 #include "jvm/jvm_process.h"
 #include "output/sample_store.h"
 #include "output/views.h"
+#include "proc/proc_stat.h"
 #include "proc/proc_status.h"
 #include "python/python_process.h"
 #include "record/process_perf_map.h"
@@ -303,6 +304,10 @@ static void become_jvm(struct recorder *rec, struct process *p)
 static void inspect_process(struct recorder *rec, struct process *p, uint64_t now)
 {
 	p->first_seen_ns = p->last_jvm_check_ns = now;
+	/* Before the maps: an exec between the two reads is then seen as an
+	 * exec after the inspection. */
+	if (proc_address_space_id(p->pid, &p->address_space))
+		p->address_space = 0;
 	p->symbolizer = stack_resolver_inspect(rec->resolver, p->pid);
 	if (!p->symbolizer && errno != ESRCH && errno != ENOENT)
 		sp_debug("inspect pid %d: %s", p->pid, strerror(errno));
@@ -340,10 +345,21 @@ static void inspect_after_exec(struct recorder *rec, struct process *p)
 	inspect_process(rec, p, now);
 }
 
+/* Whether p was inspected in the address space pid has now: read while
+ * an exec was under way (new memory, not yet reported), it already
+ * describes the new program. */
+static bool same_address_space(const struct process *p)
+{
+	uint64_t now;
+
+	return p->address_space && !proc_address_space_id(p->pid, &now) &&
+	       now == p->address_space;
+}
+
 /* A known process ran exec. An entry inspected before it describes the old
  * program: records already queued keep it, the next one opens a new entry.
- * One inspected after it, or waiting for it, is the new program's: its exec
- * was only reported because the mark came first. */
+ * One inspected after it, or during it, or waiting for it, is the new
+ * program's: its exec was only reported because the mark came first. */
 static void on_exec(struct recorder *rec, const struct sp_event_header *hdr)
 {
 	pid_t tgid = (pid_t)hdr->tgid;
@@ -353,8 +369,9 @@ static void on_exec(struct recorder *rec, const struct sp_event_header *hdr)
 		inspect_after_exec(rec, p);
 		return;
 	}
-	if (p && p->first_seen_ns > hdr->timestamp_ns) {
+	if (p && (p->first_seen_ns > hdr->timestamp_ns || same_address_space(p))) {
 		mark_known(rec, tgid);
+		process_table_rename(p);
 		return;
 	}
 	process_table_retire(rec->processes, tgid);
