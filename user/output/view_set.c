@@ -8,24 +8,17 @@
 #include "base/grow_array.h"
 #include "base/log.h"
 #include "base/path_util.h"
+#include "base/string_pool.h"
 #include "base/strmap.h"
 #include "base/version.h"
 #include "output/jfr/jfr_sample.h"
 #include "output/store_segment.h"
 #include "output/view_set.h"
 
-/* Where views' strings are kept: blocks freed together. */
-struct text_block {
-	struct text_block *next;
-	size_t used;
-	char text[];
-};
-#define TEXT_BLOCK_BYTES (64u << 10)
-
 struct view_set {
 	struct view *views;
 	size_t n, cap;
-	struct text_block *texts;
+	struct string_pool *texts;  /* views' names and ids */
 	struct strmap *by_key;      /* executor and stage keys -> index + 1 */
 	struct byte_buf key;
 	const struct sample_labels *memo;  /* the labels routed last, and where */
@@ -33,25 +26,10 @@ struct view_set {
 	size_t memo_n;
 };
 
-/* A copy of s (at most max - 1 bytes of it) kept until view_set_free. */
+/* The set's copy of s, cut to max - 1 bytes. */
 static const char *keep(struct view_set *vs, const char *s, size_t max)
 {
-	size_t len = strnlen(s, max - 1);
-	struct text_block *b = vs->texts;
-	char *out;
-
-	if (!b || b->used + len + 1 > TEXT_BLOCK_BYTES) {
-		if (!(b = malloc(sizeof(*b) + TEXT_BLOCK_BYTES)))
-			return NULL;
-		b->next = vs->texts;
-		b->used = 0;
-		vs->texts = b;
-	}
-	out = b->text + b->used;
-	memcpy(out, s, len);
-	out[len] = '\0';
-	b->used += len + 1;
-	return out;
+	return string_pool_intern(vs->texts, s, strnlen(s, max - 1));
 }
 
 /* id as a file name's part (ids of a store read back are outside input). */
@@ -162,7 +140,7 @@ static int plan_segment(struct view_set *vs, struct store_reader *r, size_t seg)
 struct view_set *view_set_plan(struct store_reader *r)
 {
 	struct view_set *vs = calloc(1, sizeof(*vs));
-	int err = vs && (vs->by_key = strmap_new()) &&
+	int err = vs && (vs->by_key = strmap_new()) && (vs->texts = string_pool_new()) &&
 		  !grow_array((void **)&vs->views, &vs->cap, 1, sizeof(*vs->views)) ? 0 : -ENOMEM;
 
 	if (!err) {
@@ -188,12 +166,7 @@ void view_set_free(struct view_set *vs)
 	strmap_free(vs->by_key, NULL);
 	byte_buf_free(&vs->key);
 	free(vs->views);
-	while (vs->texts) {
-		struct text_block *next = vs->texts->next;
-
-		free(vs->texts);
-		vs->texts = next;
-	}
+	string_pool_free(vs->texts);
 	free(vs);
 }
 
