@@ -59,15 +59,22 @@ int proc_stat_starttime(const char *buf, size_t len, uint64_t *ticks)
 	return proc_stat_field(buf, len, 22, ticks);
 }
 
-int proc_address_space_id(pid_t pid, uint64_t *id)
+/* The start of /proc/PID/stat (*buf malloc'd). 0 or -errno. */
+static int read_stat(pid_t pid, char **buf, size_t *len)
 {
-	char path[64], *buf;
-	size_t len;
-	uint64_t start_code, arg_start;
-	int err;
+	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	err = file_read_prefix(path, STAT_READ_MAX, &buf, &len);
+	return file_read_prefix(path, STAT_READ_MAX, buf, len);
+}
+
+int proc_address_space_id(pid_t pid, uint64_t *id)
+{
+	char *buf;
+	size_t len;
+	uint64_t start_code, arg_start;
+	int err = read_stat(pid, &buf, &len);
+
 	if (err)
 		return err;
 	err = proc_stat_field(buf, len, 26, &start_code);
@@ -83,14 +90,13 @@ int proc_address_space_id(pid_t pid, uint64_t *id)
 
 int proc_start_monotonic_ns(pid_t pid, uint64_t *ns)
 {
-	char path[64], *buf;
+	char *buf;
 	size_t len;
 	uint64_t ticks;
 	long hz = sysconf(_SC_CLK_TCK);
 	if (hz <= 0)
 		return -EINVAL;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	int err = file_read_prefix(path, STAT_READ_MAX, &buf, &len);
+	int err = read_stat(pid, &buf, &len);
 	if (err)
 		return err;
 	err = proc_stat_starttime(buf, len, &ticks);
