@@ -369,7 +369,12 @@ static void on_exec(struct recorder *rec, const struct sp_event_header *hdr)
 		inspect_after_exec(rec, p);
 		return;
 	}
-	if (p && (p->first_seen_ns > hdr->timestamp_ns || same_address_space(p))) {
+	if (p && p->first_seen_ns > hdr->timestamp_ns) {
+		mark_known(rec, tgid);
+		return;
+	}
+	/* Its name may have been read before the exec set the new one. */
+	if (p && same_address_space(p)) {
 		mark_known(rec, tgid);
 		process_table_rename(p);
 		return;
