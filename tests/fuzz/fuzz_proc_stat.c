@@ -1,5 +1,5 @@
 /* fuzz_proc_stat.c - the /proc/PID/stat field parser on any bytes: the
- * starttime, and the field the first byte names (as far as the 52nd). */
+ * starttime, and the field the first byte names (0 to 55). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
