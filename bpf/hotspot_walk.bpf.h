@@ -32,6 +32,8 @@
 #define WALK_MAX_HOPS 32
 #define WALK_MAX_FRAME_WORDS (64 * 1024 / 8)
 #define WALK_FREE_SEGMENT 0xff
+/* A method has at most 65535 locals and 255 argument slots. */
+#define WALK_MAX_SENDER_GAP ((65535 + 255) * 8ULL)
 
 /* The walk's state lives in a map value, not on the BPF stack: the
  * verifier then treats it as unknown at each step instead of following
@@ -216,6 +218,22 @@ static __always_inline int walk_compiled_##NAME(struct walk_ctx *c, __u64 *sende
 	       *ret < w->code_lo || *ret >= w->code_hi;				\
 }										\
 										\
+/* An interpreted frame's caller's sp: its saved sender sp (fp[-1]). A	\
+ * c2i adapter or the callee's locals lie between the frame and its	\
+ * caller, and a compiled caller's frame size counts from that sp. */	\
+static __always_inline __u64 walk_interpreted_sender_sp_##NAME(struct walk_ctx *c, \
+								 __u64 fp)	\
+{										\
+	struct walk_state *w = c->w;						\
+	__u64 sender;								\
+										\
+	if (w->pc < w->interp_lo || w->pc >= w->interp_hi ||			\
+	    walk_read_##NAME(c, fp - 8, &sender) || (sender & 7) ||		\
+	    sender < fp + 16 || sender - (fp + 16) > WALK_MAX_SENDER_GAP)	\
+		return fp + 16;							\
+	return sender;								\
+}										\
+										\
 static long walk_step_##NAME(__u64 index, struct walk_ctx *c)			\
 {										\
 	struct walk_state *w = c->w;						\
@@ -226,7 +244,7 @@ static long walk_step_##NAME(__u64 index, struct walk_ctx *c)			\
 		    walk_read_##NAME(c, w->fp, &next_fp) ||			\
 		    walk_read_##NAME(c, w->fp + 8, &ret))			\
 			return 1;						\
-		next_sp = w->fp + 16;						\
+		next_sp = walk_interpreted_sender_sp_##NAME(c, w->fp);		\
 	}									\
 	/* Callers' frames lie higher: anything else is no frame chain. */	\
 	if (!ret || next_sp <= w->sp || next_sp >= USER_ADDR_END)		\

@@ -24,8 +24,11 @@ def classes(tmp_path_factory, jdks):
 
 
 class Workload:
-    def __init__(self, jdk, classes, mode, seconds, *jvm_args, agent=None, extra=()):
-        cmd = [os.path.join(jdk, "bin", "java"), "-XX:+PreserveFramePointer", *jvm_args]
+    def __init__(self, jdk, classes, mode, seconds, *jvm_args, agent=None, extra=(),
+                 frame_pointers=True):
+        cmd = [os.path.join(jdk, "bin", "java"), *jvm_args]
+        if frame_pointers:
+            cmd.insert(1, "-XX:+PreserveFramePointer")
         if agent:
             cmd.append(f"-agentpath:{agent}")
         cmd += ["-cp", classes, "JavaStacks", mode, str(seconds), *extra]
@@ -84,6 +87,28 @@ def test_interpreted_methods_are_named(tmp_path, jdks, classes, agent_path, whic
     assert anonymous / total <= 0.02, (anonymous, total)
     summary = read_summary(tmp_path)
     assert summary["frames"]["interpreted"] >= total * 3
+
+
+@pytest.mark.parametrize("which", ["oldest", "newest"])
+def test_compiled_callers_of_interpreted_methods_reach_the_root(tmp_path, jdks, classes,
+                                                                agent_path, which):
+    """Compiled code calls a method kept in the interpreter through a c2i
+    adapter, whose arguments lie between the two frames. Without
+    PreserveFramePointer only the compiled frame's size leads on, counted
+    from the interpreted frame's saved sender sp."""
+    work = Workload(jdk_of(jdks, which), classes, "mixed", 9, "-XX:CompileCommand=quiet",
+                    "-XX:CompileCommand=exclude,JavaStacks$MixedCallee::*",
+                    agent=agent_path, frame_pointers=False)
+    # 3 s: step gets compiled
+    samples, total = record_thread(tmp_path, work, "mixed-calls", 3, 499, 4)
+    assert total >= 500, total
+    chain = ["JavaStacks$Mixed.step", "JavaStacks$MixedCallee.work"]
+    in_callee = [(frames, c) for frames, c in samples if chain[1] in frames]
+    called = sum(c for _, c in in_callee)
+    whole = sum(c for frames, c in in_callee if frames[0] == "start_thread"
+                and any(frames[i:i + 2] == chain for i in range(len(frames))))
+    assert called / total >= 0.8, (called, total)
+    assert whole / called >= 0.95, (whole, called, sorted(in_callee, key=lambda s: -s[1])[:3])
 
 
 @pytest.mark.parametrize("which", ["oldest", "newest"])

@@ -8,6 +8,9 @@ import java.util.concurrent.locks.LockSupport;
  *            -XX:CompileCommand=exclude,InterpChain::*)
  *  deep    - a recursion 1200 frames deep (or args[2]), spinning at the bottom
  *  inline  - a compiled loop whose work is in two small methods C2 inlines
+ *  mixed   - compiled code calling a method kept in the interpreter (run
+ *            with -XX:CompileCommand=exclude,MixedCallee::*): a c2i adapter
+ *            lays the arguments out between the two frames
  *  waits   - one thread each in sleep, park, Object.wait, a contended
  *            synchronized block and a blocking socket read
  *  Prints "ready" once every thread is in place. */
@@ -42,6 +45,22 @@ public class JavaStacks {
         }
         static void run(long end) {
             while (System.nanoTime() < end) sink += loop(10_000);
+        }
+    }
+
+    static class Mixed {
+        static long step(long x, int i) { return MixedCallee.work(x, i, x >>> 3, i * 7); }
+        static void run(long end) {
+            long x = 1;
+            for (int i = 0; System.nanoTime() < end; i++) x = step(x, i);
+            sink = x;
+        }
+    }
+
+    static class MixedCallee {
+        static long work(long x, int i, long a, int b) {
+            for (int k = 0; k < 2000; k++) x += x * 31 + (k ^ b) + a;
+            return x + i;
         }
     }
 
@@ -103,6 +122,9 @@ public class JavaStacks {
                 break;
             case "inline":
                 start("inline-loop", () -> Inlined.run(end));
+                break;
+            case "mixed":
+                start("mixed-calls", () -> Mixed.run(end));
                 break;
             case "deep":
                 int depth = args.length > 2 ? Integer.parseInt(args[2]) : 1200;
