@@ -534,6 +534,33 @@ def test_idle_marks_of_task_threads(jdks, classes, agent_path, which):
         cleanup(java.pid)
 
 
+@pytest.mark.parametrize("which", WHICH)
+def test_a_poll_never_publishes_a_name_older_than_a_rename(jdks, classes, agent_path, which):
+    """The worker's poll reads each thread's name, then publishes it if it
+    changed. A thread that renames itself in between has already published
+    the newer name: the poll's older one would stand until the next rename
+    (a whole Spark task filed under the task before it)."""
+    java = Java(pick(jdks, which), classes, ["Renames", 5, 8, 50_000], agent=agent_path,
+                agent_opts="interval=50")
+    try:
+        assert java.finish() == 0, java.stderr
+        log = read_log(java.pid)
+        last, backwards, renames = {}, [], 0
+        for ts, tid, name in log.threads:
+            m = re.fullmatch(r"ren-(\d+)-(\d+)", name)
+            if not m:
+                continue
+            renames += 1
+            n = int(m.group(2))
+            if n <= last.get(tid, -1):
+                backwards.append((ts, tid, name, last[tid]))
+            last[tid] = n
+        assert renames >= 8 * 1000, renames
+        assert not backwards, (len(backwards), backwards[:5])
+    finally:
+        cleanup(java.pid)
+
+
 def test_planted_symlinks_are_not_followed(jdks, classes, agent_path, tmp_path):
     """In a new PID namespace the JVM's pid is predictable: plant symlinks
     at the helper's file names and check they were replaced, not followed."""

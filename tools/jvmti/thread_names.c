@@ -41,8 +41,11 @@ static struct thread_name_entry *lookup(struct thread_names *t, pid_t tid, int c
 	return &t->v[t->n++];
 }
 
-/* Publishes "T ts tid name" unless tid already carries that name. */
-static void publish_name(struct thread_names *t, pid_t tid, const char *name)
+/* Publishes "T ts tid name" unless tid already carries that name, or,
+ * given renames_before, tid was renamed since its name was read (the
+ * newer name is out already). */
+static void publish_name(struct thread_names *t, pid_t tid, const char *name,
+			 const unsigned *renames_before)
 {
 	if (tid <= 0 || !name)
 		return;
@@ -50,6 +53,8 @@ static void publish_name(struct thread_names *t, pid_t tid, const char *name)
 	escape_name(esc, sizeof(esc), name);
 	pthread_mutex_lock(&t->pub->lock);
 	struct thread_name_entry *e = lookup(t, tid, 1);
+	if (e && renames_before && e->renames != *renames_before)
+		e = NULL;
 	if (e && (!e->name || strcmp(e->name, name))) {
 		char *copy = strdup(name);
 		if (copy) {
@@ -95,13 +100,21 @@ static void publish_idle(struct thread_names *t, pid_t tid, int idle, unsigned r
 	pthread_mutex_unlock(&t->pub->lock);
 }
 
-static pid_t tid_of(struct thread_names *t, JNIEnv *jni, jthread thread, const char *name)
+/* The tid ThreadStart or an earlier lookup stored; 0 if none. */
+static pid_t stored_tid(struct thread_names *t, jthread thread)
 {
 	void *stored = NULL;
-	if ((*t->jvmti)->GetThreadLocalStorage(t->jvmti, thread, &stored) == JVMTI_ERROR_NONE &&
-	    stored)
-		return (pid_t)(intptr_t)stored;
-	pid_t tid = os_tid_find(&t->finder, jni, thread, name);
+	if ((*t->jvmti)->GetThreadLocalStorage(t->jvmti, thread, &stored) != JVMTI_ERROR_NONE)
+		return 0;
+	return (pid_t)(intptr_t)stored;
+}
+
+static pid_t tid_of(struct thread_names *t, JNIEnv *jni, jthread thread, const char *name)
+{
+	pid_t tid = stored_tid(t, thread);
+	if (tid > 0)
+		return tid;
+	tid = os_tid_find(&t->finder, jni, thread, name);
 	if (tid > 0)
 		(*t->jvmti)->SetThreadLocalStorage(t->jvmti, thread, (void *)(intptr_t)tid);
 	return tid;
@@ -125,7 +138,7 @@ void thread_names_set_native_name(struct thread_names *t, JNIEnv *jni, jobject t
 		uint64_t t0 = agent_cost_start(t->costs);
 		const char *utf = (*jni)->GetStringUTFChars(jni, name, NULL);
 		if (utf) {
-			publish_name(t, tid_of(t, jni, thread, NULL), utf);
+			publish_name(t, tid_of(t, jni, thread, NULL), utf, NULL);
 			(*jni)->ReleaseStringUTFChars(jni, name, utf);
 		}
 		agent_cost(t->costs, COST_THREADS, t0);
@@ -255,7 +268,7 @@ void thread_names_on_start(struct thread_names *t, JNIEnv *jni, jthread thread)
 	(*t->jvmti)->SetThreadLocalStorage(t->jvmti, thread, (void *)(intptr_t)tid);
 	char *name = thread_name(t, jni, thread);
 	if (name) {
-		publish_name(t, tid, name);
+		publish_name(t, tid, name, NULL);
 		(*t->jvmti)->Deallocate(t->jvmti, (unsigned char *)name);
 	}
 }
@@ -314,16 +327,24 @@ void thread_names_poll(struct thread_names *t, JNIEnv *jni, int with_idle)
 			(*jni)->ExceptionClear(jni);
 			break;
 		}
+		/* The rename count before the name is read: a rename in
+		 * between is newer than what the poll read. (A thread whose
+		 * tid is first found here has no count yet.) */
+		pid_t tid = stored_tid(t, threads[i]);
+		unsigned renames = tid > 0 ? renames_of(t, tid) : 0;
 		char *name = thread_name(t, jni, threads[i]);
 		if (name) {
-			pid_t tid = tid_of(t, jni, threads[i], name);
-			publish_name(t, tid, name);
+			if (tid <= 0) {
+				tid = tid_of(t, jni, threads[i], name);
+				renames = renames_of(t, tid);
+			}
+			publish_name(t, tid, name, &renames);
 			if (with_idle && tid > 0 &&
 			    !strncmp(name, TASK_THREAD_PREFIX, strlen(TASK_THREAD_PREFIX))) {
-				unsigned renames = renames_of(t, tid);
+				unsigned checked_at = renames_of(t, tid);
 				int idle = is_idle(t, jni, threads[i]);
 				if (idle >= 0)
-					publish_idle(t, tid, idle, renames);
+					publish_idle(t, tid, idle, checked_at);
 			}
 			(*t->jvmti)->Deallocate(t->jvmti, (unsigned char *)name);
 		}
