@@ -134,7 +134,18 @@ def test_jvm_by_pid_names_java_and_splits_by_stage(vm):
     # (How many samples the tasks get depends on how busy the host is.)
     assert total >= 150 and right >= 0.97 * total, placement
     truth = spark_sim.load_truth(out / "truth.json")
-    assert set(placement) == {(s["stage"], s["attempt"]) for s in truth["stages"]}
+    stages = {(s["stage"], s["attempt"]) for s in truth["stages"]}
+    if "hotspot_walk" in reduced:
+        # Frame pointers alone name compiled frames only: a stage whose
+        # work the JIT had not compiled yet (a busy host starves the
+        # compiler) shows no StageNWork frame, but its file has samples.
+        files = {spark_sim.stage_file_key(f): f for f in os.listdir(exec_dir)
+                 if f.endswith(".folded")}
+        assert set(placement) <= stages, (placement, stages)
+        assert all(s in files and sum(read_folded(exec_dir / files[s]).values()) > 0
+                   for s in stages), (sorted(files, key=str), stages)
+    else:
+        assert set(placement) == stages, (placement, stages)
     tasks = read_folded(exec_dir / "all.folded")
     task_samples = sum(c for s, c in tasks.items() if spark_sim.STAGE_FRAME.search(s))
     unnamed = sum(c for s, c in tasks.items()
