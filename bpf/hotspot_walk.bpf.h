@@ -105,6 +105,11 @@ static __always_inline __s64 walk_copy_window(struct walk_copy *copy, __u64 lo, 
 	return len;
 }
 
+static __always_inline bool walk_in_interpreter(const struct walk_state *w, __u64 pc)
+{
+	return pc >= w->interp_lo && pc < w->interp_hi;
+}
+
 /* Two ways to read user memory: the current task's (any program) and
  * another task's (sleepable programs only). A program may not even contain
  * a call it is not allowed to make, so each way gets its own copy of the
@@ -152,7 +157,7 @@ static __always_inline void walk_note_##NAME(struct walk_ctx *c, __u64 pc, __u64
 		w->truncated = 1;						\
 		return;								\
 	}									\
-	if (pc >= w->interp_lo && pc < w->interp_hi && fp > 24 &&		\
+	if (walk_in_interpreter(w, pc) && fp > 24 &&				\
 	    !walk_read_##NAME(c, fp - 24, &method) && method && method < USER_ADDR_END) \
 		value = method | SP_USTACK_METHOD_TAG;				\
 	/* Kept by the barrier: 6.1's verifier loses a spilled index's bound. */ \
@@ -196,7 +201,7 @@ static __always_inline int walk_compiled_##NAME(struct walk_ctx *c, __u64 *sende
 	__u8 hop;								\
 										\
 	if (!w->sp || pc < w->code_lo || pc >= w->code_hi ||			\
-	    (pc >= w->interp_lo && pc < w->interp_hi) ||			\
+	    walk_in_interpreter(w, pc) ||					\
 	    walk_segment_##NAME(c, pc, &lo, &seg, &log2, &segmap) ||		\
 	    READ(c, &hop, segmap + seg) || hop == WALK_FREE_SEGMENT)		\
 		return 1;							\
@@ -227,7 +232,7 @@ static __always_inline __u64 walk_interpreted_sender_sp_##NAME(struct walk_ctx *
 	struct walk_state *w = c->w;						\
 	__u64 sender;								\
 										\
-	if (w->pc < w->interp_lo || w->pc >= w->interp_hi ||			\
+	if (!walk_in_interpreter(w, w->pc) ||					\
 	    walk_read_##NAME(c, fp - 8, &sender) || (sender & 7) ||		\
 	    sender < fp + 16 || sender - (fp + 16) > WALK_MAX_SENDER_GAP)	\
 		return fp + 16;							\
