@@ -86,6 +86,12 @@ def stage_file_key(filename):
     return (int(m.group(1)), int(m.group(2) or 0)) if m else False
 
 
+def stage_files(exec_dir):
+    """{(stage, attempt): file name} of an executor's per-stage folded files."""
+    return {stage_file_key(f): f for f in os.listdir(exec_dir)
+            if f.endswith(".folded") and stage_file_key(f)}
+
+
 def task_sample_placement(exec_dir):
     """Where the task-thread samples of a simulated executor landed.
 

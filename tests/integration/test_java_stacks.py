@@ -55,6 +55,11 @@ def thread_stacks(stacks, pid, thread):
     return [(s[len(prefix):].split(";"), c) for s, c in stacks.items() if s.startswith(prefix)]
 
 
+def has_run(frames, run):
+    """Whether run's frames follow each other somewhere in frames."""
+    return any(frames[i:i + len(run)] == run for i in range(len(frames)))
+
+
 def record_thread(tmp_path, work, thread, warmup_s, hz, seconds):
     """Records work's JVM with -t after warmup_s, ends the workload, and
     returns (samples of one thread, their total)."""
@@ -80,8 +85,7 @@ def test_interpreted_methods_are_named(tmp_path, jdks, classes, agent_path, whic
     samples, total = record_thread(tmp_path, work, "interp-chain", 1, 499, 4)
     assert total >= 500, total
     # Root first in folded stacks: outer;middle;inner in that order.
-    chained = sum(c for frames, c in samples
-                  if any(frames[i:i + 3] == INTERP_CHAIN for i in range(len(frames))))
+    chained = sum(c for frames, c in samples if has_run(frames, INTERP_CHAIN))
     assert chained / total >= 0.95, (chained, total, samples[:3])
     anonymous = sum(c for frames, c in samples if "Interpreter" in frames)
     assert anonymous / total <= 0.02, (anonymous, total)
@@ -105,8 +109,8 @@ def test_compiled_callers_of_interpreted_methods_reach_the_root(tmp_path, jdks, 
     chain = ["JavaStacks$Mixed.step", "JavaStacks$MixedCallee.work"]
     in_callee = [(frames, c) for frames, c in samples if chain[1] in frames]
     called = sum(c for _, c in in_callee)
-    whole = sum(c for frames, c in in_callee if frames[0] == "start_thread"
-                and any(frames[i:i + 2] == chain for i in range(len(frames))))
+    whole = sum(c for frames, c in in_callee
+                if frames[0] == "start_thread" and has_run(frames, chain))
     assert called / total >= 0.8, (called, total)
     assert whole / called >= 0.95, (whole, called, sorted(in_callee, key=lambda s: -s[1])[:3])
 
@@ -120,8 +124,7 @@ def test_inlined_methods_are_named_under_their_callers(tmp_path, jdks, classes, 
     samples, total = record_thread(tmp_path, work, "inline-loop", 3, 499, 4)
     assert total >= 500, total
     chain = ["JavaStacks$Inlined.loop", "JavaStacks$Inlined.middle"]
-    inlined = sum(c for frames, c in samples
-                  if any(frames[i:i + 2] == chain for i in range(len(frames))))
+    inlined = sum(c for frames, c in samples if has_run(frames, chain))
     assert inlined / total >= 0.3, (inlined, total, sorted(samples, key=lambda s: -s[1])[:3])
     # JFR says which frames were inlined: middle (and leaf) are, the
     # compiled method that holds them is not.

@@ -139,8 +139,7 @@ def test_jvm_by_pid_names_java_and_splits_by_stage(vm):
         # Frame pointers alone name compiled frames only: a stage whose
         # work the JIT had not compiled yet (a busy host starves the
         # compiler) shows no StageNWork frame, but its file has samples.
-        files = {spark_sim.stage_file_key(f): f for f in os.listdir(exec_dir)
-                 if f.endswith(".folded")}
+        files = spark_sim.stage_files(exec_dir)
         assert set(placement) <= stages, (placement, stages)
         assert all(s in files and sum(read_folded(exec_dir / files[s]).values()) > 0
                    for s in stages), (sorted(files, key=str), stages)

@@ -182,8 +182,7 @@ def test_real_spark_per_stage_files(tmp_path, agent_path, jdks):
     summary = read_summary(out)
     for exec_id, ran in run.stages_by_executor.items():
         d = app_dir / f"exec-{exec_id}"
-        files = {spark_sim.stage_file_key(f): f for f in os.listdir(d)
-                 if f.endswith(".folded") and spark_sim.stage_file_key(f)}
+        files = spark_sim.stage_files(d)
         # every per-stage file is a stage the event log has on this executor
         assert set(files) <= ran, (exec_id, sorted(files), sorted(ran))
         assert len(files) >= min(3, len(ran)), (exec_id, sorted(files), sorted(ran))
