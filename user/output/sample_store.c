@@ -236,7 +236,6 @@ static int encode_stacks(struct sample_store *st, struct byte_buf *b, uint32_t *
 	uint32_t next = 0;
 	int err = 0;
 
-	strmap_free(st->name_index, NULL);
 	if (!(st->name_index = strmap_new()))
 		return -ENOMEM;
 	for (size_t n = 1; n <= nodes && !err; n++) {
@@ -262,6 +261,8 @@ static int encode_stacks(struct sample_store *st, struct byte_buf *b, uint32_t *
 		byte_buf_varint(b, (uintptr_t)strmap_get(st->name_index, key, sizeof(key)) - 1);
 		byte_buf_u8(b, (uint8_t)sn.frame.type);
 	}
+	strmap_free(st->name_index, NULL);   /* its keys are this segment's names */
+	st->name_index = NULL;
 	return err;
 }
 
