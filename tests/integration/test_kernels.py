@@ -147,8 +147,11 @@ def test_jvm_by_pid_names_java_and_splits_by_stage(vm):
         assert set(placement) == stages, (placement, stages)
     tasks = read_folded(exec_dir / "all.folded")
     task_samples = sum(c for s, c in tasks.items() if spark_sim.STAGE_FRAME.search(s))
+    # A frame named exactly "Interpreter": the named runtime frames under
+    # it (InterpreterRuntime::frequency_counter_overflow, more of them when
+    # a busy host slows the compiler) are not unnamed.
     unnamed = sum(c for s, c in tasks.items()
-                  if spark_sim.STAGE_FRAME.search(s) and ";Interpreter" in s)
+                  if spark_sim.STAGE_FRAME.search(s) and "Interpreter" in s.split(";"))
     walked = summary(out / "jvm")["java_stacks_continued_from_last_java_frame"]
     if "hotspot_walk" in reduced:
         # Frame pointers alone: interpreted callers are not named, waits not continued.
