@@ -9,17 +9,23 @@
  * executor's own 3,000, most from 200 hot ones (40-70 frames of
  * Spark-like names), and wait in 64.
  *
- * usage: stop_cost [SEGMENTS [STAGES_PER_SEGMENT [CPU_PER_SEGMENT [OFF_PER_CPU]]]]
+ * usage: stop_cost [--while-recording] [SEGMENTS [STAGES_PER_SEGMENT
+ *                  [CPU_PER_SEGMENT [OFF_PER_CPU]]]]
  * (defaults 632 138 966 13). Prints the store's size, the write's wall
- * and CPU seconds, the files and bytes written, and the peak RSS. */
+ * and CPU seconds, the files and bytes written, and the peak RSS. With
+ * --while-recording, ended stages' files are written as the segments
+ * close (output/stage_writer.h), as `record` does, and the stop writes
+ * the rest; the time those writes took is printed too. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "base/frame.h"
 #include "output/sample_store.h"
+#include "output/stage_writer.h"
 #include "output/views.h"
 #include "bench_clock.h"
 
@@ -111,10 +117,18 @@ static int fill_segment(struct sample_store *st, int seg, int stages, int cpu, i
 	return err ? err : sample_store_tick(st, (uint64_t)(seg + 1) * 1000000000ULL);
 }
 
+static void segment_written(void *ctx, const struct store_segment_written *seg)
+{
+	stage_writer_segment(ctx, seg);
+}
+
 int main(int argc, char **argv)
 {
-	int segments = argc > 1 ? atoi(argv[1]) : 632, stages = argc > 2 ? atoi(argv[2]) : 138;
-	int cpu = argc > 3 ? atoi(argv[3]) : 966, off = argc > 4 ? atoi(argv[4]) : 13;
+	bool early = argc > 1 && !strcmp(argv[1], "--while-recording");
+	int nargs = argc - early;
+	char **args = argv + early;
+	int segments = nargs > 1 ? atoi(args[1]) : 632, stages = nargs > 2 ? atoi(args[2]) : 138;
+	int cpu = nargs > 3 ? atoi(args[3]) : 966, off = nargs > 4 ? atoi(args[4]) : 13;
 	char dir[] = "/tmp/sparkprof-stop-cost-XXXXXX", path[96];
 	struct sample_store_settings settings = {
 		.info = { .flags = STORE_WALL | STORE_OFF_CPU,
@@ -123,11 +137,14 @@ int main(int argc, char **argv)
 		.segment_bytes = 64u << 20, .segment_ns = 1000000000ULL,
 	};
 	struct views_settings vs = { .jfr = true, .html = true, .attribution = "thread" };
+	struct stage_writer *writer = NULL;
+	struct stage_writer_stats ws = { 0 };
+	struct stat store_stat;
 	struct sample_store *st;
 	struct store_reader *r;
 	struct views *v;
 	FILE *clear;
-	double wall, cpu0;
+	double wall, cpu0, early_cpu = 0;
 	long files, bytes, store_bytes;
 	int err = 0;
 
@@ -138,14 +155,25 @@ int main(int argc, char **argv)
 	}
 	make_stacks();
 	settings.dir = vs.dir = mkdtemp(dir);
-	st = settings.dir ? sample_store_open(&settings) : NULL;
-	for (int seg = 0; st && seg < segments && !err; seg++)
-		err = fill_segment(st, seg, stages, cpu, off);
+	snprintf(path, sizeof(path), "%s/%s", dir, STORE_FILE_NAME);
+	if (early && settings.dir && (writer = stage_writer_new(path, &vs))) {
+		settings.segment_written = segment_written;
+		settings.segment_ctx = writer;
+		vs.stage_wanted = stage_writer_wanted;
+		vs.stage_ctx = writer;
+	}
+	st = settings.dir && (writer || !early) ? sample_store_open(&settings) : NULL;
+	for (int seg = 0; st && seg < segments && !err; seg++) {
+		if ((err = fill_segment(st, seg, stages, cpu, off)) || !writer)
+			continue;
+		early_cpu -= seconds(CLOCK_PROCESS_CPUTIME_ID);
+		err = stage_writer_tick(writer);
+		early_cpu += seconds(CLOCK_PROCESS_CPUTIME_ID);
+	}
 	if (!st || err || sample_store_finish(st))
 		return 1;
 	sample_store_free(st);
-	snprintf(path, sizeof(path), "%s/%s", dir, STORE_FILE_NAME);
-	store_bytes = folder_bytes(dir, &files);
+	store_bytes = stat(path, &store_stat) ? 0 : (long)store_stat.st_size;
 	/* The peak from here on: the write's, not the store's making. */
 	clear = fopen("/proc/self/clear_refs", "w");
 	if (clear)
@@ -161,7 +189,14 @@ int main(int argc, char **argv)
 	       "%.1f s CPU, %ld files, %ld MB; peak RSS %ld MiB\n", segments, segments * stages,
 	       store_bytes / 1000000, v && !views_first_error(v) ? "written" : "FAILED", wall, cpu0,
 	       files - 1, bytes / 1000000, status_kib("VmHWM:") / 1024);
+	if (writer) {
+		stage_writer_stats(writer, &ws);
+		printf("stop_cost: while recording, before the stop: %llu stages' files in %.1f s "
+		       "wall, %.1f s CPU\n", (unsigned long long)ws.written,
+		       (double)ws.write_ns / 1e9, early_cpu);
+	}
 	views_free(v);
+	stage_writer_free(writer);
 	store_reader_close(r);
 	snprintf(path, sizeof(path), "rm -rf %s", dir);
 	return system(path) || !v;

@@ -27,9 +27,9 @@ static int write_views(const char *dir, int *files)
 	if (!r)
 		return -errno;
 	info = store_reader_info(r);
-	vs = (struct views_settings){ dir, !(info->flags & STORE_NO_JFR),
-				      info->flags & STORE_GZIP_JFR, true,
-				      info->flags & STORE_EPOCH ? "epoch" : "thread" };
+	vs = (struct views_settings){ .dir = dir, .jfr = !(info->flags & STORE_NO_JFR),
+				      .compress = info->flags & STORE_GZIP_JFR, .html = true,
+				      .attribution = info->flags & STORE_EPOCH ? "epoch" : "thread" };
 	v = views_write(r, &vs);
 	err = v ? views_first_error(v) : -errno;
 	*files = v ? (int)views_count(v) : 0;

@@ -28,7 +28,9 @@ def sim_recording(tmp_path_factory, build_dir, agent_path, jdks):
     cmd = spark_sim.sim_command(classpath, truth_path, java=os.path.join(jdks[17], "bin", "java"),
                                 jvm_args=[f"-agentpath:{agent_path}", "-XX:+PreserveFramePointer"],
                                 scale=0.5)
-    record(out, "--wall", "-F", 199, "--", *cmd, timeout=600)
+    # Small segments: stages end segments before the stop, so their files
+    # are written while recording (output/stage_writer.h).
+    record(out, "--wall", "-F", 199, "--stack-memory", "16K", "--", *cmd, timeout=600)
     truth = spark_sim.load_truth(truth_path)
     os.unlink(truth_path)
     remove_helper_files([truth["pid"]])
@@ -143,6 +145,8 @@ def folded_files(d):
 
 
 def test_report_writes_the_same_files_again(sim_recording, tmp_path):
+    """The record's files, many of its stages' written while it recorded,
+    are those `report` writes from the store in one go."""
     out, _ = sim_recording
     copy = tmp_path / "copy"
     shutil.copytree(out, copy)
@@ -154,6 +158,8 @@ def test_report_writes_the_same_files_again(sim_recording, tmp_path):
                        timeout=300)
     assert r.returncode == 0, r.stderr
     assert folded_files(copy) == folded_files(out) and len(before) >= 10
+    memory = read_summary(out)["memory"]
+    assert memory["stages_written_while_recording"] >= 3, memory
     assert (copy / "all.html").stat().st_size > 0 and (copy / "index.html").exists()
 
 

@@ -85,7 +85,8 @@ static void task_mark(struct run *r, int stage, int64_t task)
 
 static struct views *write_views(struct run *r, bool html)
 {
-	struct views_settings vs = { r->dir, true, false, html, "thread" };
+	struct views_settings vs = { .dir = r->dir, .jfr = true, .html = html,
+				     .attribution = "thread" };
 	char path[128];
 	struct store_reader *reader;
 	struct views *v;

@@ -32,7 +32,7 @@ struct stage_text {
 	const struct store_info *info;
 	struct view_result *results;
 	struct stage_runs *runs;      /* by view */
-	bool *wanted;                 /* the stage views */
+	bool *wanted;                 /* the stage views that get files */
 	struct row_walk *walk;
 	struct spill_file *spool;     /* made at the first run that waits */
 };
@@ -51,7 +51,8 @@ struct stage_text *stage_text_new(struct view_set *vs, const struct views_settin
 	}
 	*t = (struct stage_text){ vs, s, info, results, t->runs, t->wanted, NULL, NULL };
 	for (size_t v = 0; v < n; v++)
-		t->wanted[v] = view_set_get(vs, v)->kind == VIEW_STAGE;
+		t->wanted[v] = view_set_get(vs, v)->kind == VIEW_STAGE &&
+			       view_files_wanted(s, view_set_get(vs, v));
 	if (!(t->walk = row_walk_new(vs, t->wanted, info->cpu_period_ns))) {
 		stage_text_free(t);
 		errno = ENOMEM;

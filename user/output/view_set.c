@@ -137,17 +137,19 @@ static int plan_segment(struct view_set *vs, struct store_reader *r, size_t seg)
 	return err;
 }
 
-struct view_set *view_set_plan(struct store_reader *r)
+struct view_set *view_set_plan(struct store_reader *r, size_t first, size_t end)
 {
 	struct view_set *vs = calloc(1, sizeof(*vs));
 	int err = vs && (vs->by_key = strmap_new()) && (vs->texts = string_pool_new()) &&
 		  !grow_array((void **)&vs->views, &vs->cap, 1, sizeof(*vs->views)) ? 0 : -ENOMEM;
 
 	if (!err) {
-		vs->views[0] = (struct view){ VIEW_NODE, "all", "", "", -1, 0, 0, 0 };
+		vs->views[0] = (struct view){ VIEW_NODE, "all", "", "", -1, 0, first, first };
 		vs->n = 1;
 	}
-	for (size_t seg = 0; !err && seg < store_reader_segments(r); seg++)
+	if (!end || end > store_reader_segments(r))
+		end = store_reader_segments(r);
+	for (size_t seg = first; !err && seg < end; seg++)
 		err = plan_segment(vs, r, seg);
 	if (err) {
 		if (err == -ENOMEM)
@@ -253,6 +255,13 @@ void view_title(const struct view *v, const char *mode, char *buf, size_t size)
 	else
 		snprintf(buf, size, "%s: %s, executor %s, stage %d", mode, v->app_id, v->executor_id,
 			 v->stage);
+}
+
+bool view_files_wanted(const struct views_settings *s, const struct view *view)
+{
+	if (view->kind != VIEW_STAGE)
+		return !s->stages_only;
+	return !s->stage_wanted || s->stage_wanted(s->stage_ctx, view);
 }
 
 static const char *const file_suffix[VIEW_FILES] = {

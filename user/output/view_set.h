@@ -43,6 +43,16 @@ struct views_settings {
 	const char *dir;            /* where the files go */
 	bool jfr, compress, html;
 	const char *attribution;    /* JFR label of executors' views ("thread", "epoch") */
+	/* Whether a stage view gets its files (NULL: every one). The stop
+	 * leaves out the stages written during the recording
+	 * (output/stage_writer.h). */
+	bool (*stage_wanted)(void *ctx, const struct view *v);
+	void *stage_ctx;
+	/* Only the wanted stages' files, read from segments [first_segment,
+	 * end_segment), which must hold those stages whole; no node's or
+	 * executors' files (they need every segment). */
+	bool stages_only;
+	size_t first_segment, end_segment;
 };
 
 /* What a view holds, for summary.json. */
@@ -57,6 +67,9 @@ struct view_result {
 	int errors[VIEW_FILES];         /* -errno of each file that failed */
 };
 
+/* Whether view gets files in a write with settings s. */
+bool view_files_wanted(const struct views_settings *s, const struct view *view);
+
 /* The name of a view's file of kind f ("stage-3.wall.folded"), for
  * messages and summary.json. */
 void view_file_name(const struct view *view, enum view_file f, bool compress, char *buf,
@@ -64,8 +77,9 @@ void view_file_name(const struct view *view, enum view_file f, bool compress, ch
 
 struct view_set;
 
-/* Reads every segment's labels. NULL (errno set) after a message. */
-struct view_set *view_set_plan(struct store_reader *r);
+/* Reads the labels of segments [first, end) (end 0: to the last). NULL
+ * (errno set) after a message. */
+struct view_set *view_set_plan(struct store_reader *r, size_t first, size_t end);
 void view_set_free(struct view_set *vs);
 
 size_t view_set_count(const struct view_set *vs);

@@ -26,6 +26,7 @@ struct views {
 	struct view_set *set;
 	struct view_result *results;
 	struct view_state *states;
+	bool *wanted;                 /* by view: gets files in this write */
 	size_t n;
 	const struct views_settings *settings;
 	const struct store_info *info;
@@ -171,17 +172,18 @@ static void file_sample(struct views *v, const struct store_samples *ss, size_t 
 	const struct sample_labels *l = &labels->labels[s->labels];
 	uint32_t to[3];
 	size_t nviews = view_set_route(v->set, l, to);
-	int nframes = 0;
+	int nframes = -1;   /* read when a view wants them */
 
-	if (s->kind != SAMPLE_TASK && v->settings->jfr) {
-		size_t n = store_sample_frames(ss, s->leaf, v->frames, JFR_MAX_FRAMES);
-
-		nframes = (int)(n < JFR_MAX_FRAMES ? n : JFR_MAX_FRAMES);
-	}
 	for (size_t i = 0; i < nviews; i++) {
 		count(v, to[i], s, l);
-		if (s->kind != SAMPLE_TASK && v->settings->jfr)
-			add_jfr(v, to[i], s, l, nframes);
+		if (s->kind == SAMPLE_TASK || !v->settings->jfr || !v->wanted[to[i]])
+			continue;
+		if (nframes < 0) {
+			size_t n = store_sample_frames(ss, s->leaf, v->frames, JFR_MAX_FRAMES);
+
+			nframes = (int)(n < JFR_MAX_FRAMES ? n : JFR_MAX_FRAMES);
+		}
+		add_jfr(v, to[i], s, l, nframes);
 	}
 }
 
@@ -212,9 +214,12 @@ static void end_segment(struct views *v, size_t seg)
 static int time_pass(struct views *v, struct store_reader *r)
 {
 	struct stage_text *stages = stage_text_new(v->set, v->settings, v->info, v->results);
+	size_t end = v->settings->end_segment;
 	int err = stages ? 0 : -ENOMEM;
 
-	for (size_t seg = 0; !err && seg < store_reader_segments(r); seg++) {
+	if (!end || end > store_reader_segments(r))
+		end = store_reader_segments(r);
+	for (size_t seg = v->settings->first_segment; !err && seg < end; seg++) {
 		struct store_labels labels;
 		struct store_samples ss;
 
@@ -243,7 +248,7 @@ static void close_jfrs(struct views *v)
 		struct view_state *st = &v->states[i];
 		int err = 0;
 
-		if (!st->jfr && !st->jfr_done && (err = open_jfr(v, i)))
+		if (v->wanted[i] && !st->jfr && !st->jfr_done && (err = open_jfr(v, i)))
 			jfr_failed(v, i, err);
 		if (st->jfr && (err = jfr_writer_close(st->jfr)))
 			v->results[i].errors[VIEW_JFR] = err;
@@ -262,7 +267,7 @@ struct views *views_write(struct store_reader *r, const struct views_settings *s
 	if (v) {
 		v->settings = s;
 		v->info = store_reader_info(r);
-		v->set = view_set_plan(r);
+		v->set = view_set_plan(r, s->first_segment, s->end_segment);
 		err = v->set ? 0 : -errno;
 	}
 	if (!err) {
@@ -270,16 +275,19 @@ struct views *views_write(struct store_reader *r, const struct views_settings *s
 		v->results = calloc(v->n, sizeof(*v->results));
 		v->states = calloc(v->n, sizeof(*v->states));
 		v->frames = calloc(JFR_MAX_FRAMES, sizeof(*v->frames));
-		if (!v->results || !v->states || !v->frames)
+		v->wanted = calloc(v->n, sizeof(*v->wanted));
+		if (!v->results || !v->states || !v->frames || !v->wanted)
 			err = -ENOMEM;
 	}
-	for (size_t i = 0; !err && i < v->n; i++)
+	for (size_t i = 0; !err && i < v->n; i++) {
 		v->results[i].view = view_set_get(v->set, i);
+		v->wanted[i] = view_files_wanted(s, v->results[i].view);
+	}
 	if (!err)
 		err = time_pass(v, r);
 	if (!err)
 		close_jfrs(v);
-	if (!err)
+	if (!err && !s->stages_only)
 		err = view_text_write(r, v->set, s, v->results);
 	if (err) {
 		if (err == -ENOMEM)
@@ -304,6 +312,7 @@ void views_free(struct views *v)
 	free(v->results);
 	free(v->states);
 	free(v->frames);
+	free(v->wanted);
 	free(v);
 }
 

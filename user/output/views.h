@@ -8,6 +8,9 @@
  * Two passes over the store: the samples in time order write the JFR
  * files and count each view's samples, tasks and times; the merged rows
  * (store_merge.h) write the folded files and pages, a line at a time.
+ * Settings can narrow a write to some stages over some segments
+ * (view_set.h): stage_writer.h writes ended stages that way while
+ * recording, and the stop leaves them out.
  * Memory holds one segment's samples, and for the rows each segment's
  * labels and current path, and the pages' nodes.
  */

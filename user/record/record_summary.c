@@ -349,7 +349,8 @@ static void write_memory(struct json_writer *w, const struct record_memory *m)
 		return;
 
 	const struct { const char *key; uint64_t bytes; } parts[] = {
-		{ "sample_store", m->store.memory }, { "jit", m->jit },
+		{ "sample_store", m->store.memory }, { "stage_files", m->stage_files.memory },
+		{ "jit", m->jit },
 		{ "thread_histories", m->threads },  { "stage_attribution", m->stages },
 		{ "python", m->python },
 		{ "address_names", m->address_names }, { "elf_symbols", m->elf_symbols },
@@ -374,6 +375,14 @@ static void write_memory(struct json_writer *w, const struct record_memory *m)
 	json_uint(w, m->store.close_ns / 1000000);
 	json_key(w, "longest_segment_close_ms");
 	json_uint(w, m->store.close_longest_ns / 1000000);
+	json_key(w, "stages_written_while_recording");
+	json_uint(w, m->stage_files.written);
+	json_key(w, "stages_rewritten_after_late_samples");
+	json_uint(w, m->stage_files.rewritten);
+	json_key(w, "stages_left_to_the_stop_by_a_failure");
+	json_uint(w, m->stage_files.left_to_stop);
+	json_key(w, "stage_files_write_ms");
+	json_uint(w, m->stage_files.write_ns / 1000000);
 	json_key(w, "symbol_files");
 	json_uint(w, m->symbol_files);
 	json_key(w, "symbol_files_dropped");

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "output/sample_store.h"
+#include "output/stage_writer.h"
 #include "record/record_options.h"
 #include "sampler/bpf_sampler.h"
 #include "sparkprof_events.h"
@@ -26,6 +27,7 @@ struct views;
 struct record_memory {
 	uint64_t rss_kib;            /* 0: unknown */
 	struct sample_store_stats store;
+	struct stage_writer_stats stage_files; /* stages' files written while recording */
 	size_t jit;                  /* JVMs' JIT code stores and their names */
 	size_t jit_names;            /* the names, of jit */
 	size_t threads;              /* JVMs' thread histories and their names */

@@ -18,6 +18,7 @@
 #include "jvm/java_process.h"
 #include "jvm/jvm_process.h"
 #include "output/sample_store.h"
+#include "output/stage_writer.h"
 #include "output/views.h"
 #include "proc/proc_stat.h"
 #include "proc/proc_status.h"
@@ -82,6 +83,8 @@ struct recorder {
 	struct process_table *processes;
 	struct stack_resolver *resolver;
 	struct sample_store *store;         /* every sample, labelled */
+	struct views_settings views;        /* how its files are written */
+	struct stage_writer *stages;        /* ended stages' files, while recording */
 	struct executor_stages *executors;
 	struct perf_map_names *perf_map_names; /* what processes' perf maps named */
 	struct pending_record *head, *tail;
@@ -113,12 +116,31 @@ static void resource_of(void *ctx, pid_t pid, struct otlp_resource_extra *out)
 	snprintf(out->k8s_pod_uid, sizeof(out->k8s_pod_uid), "%s", e->pod_uid);
 }
 
-/* A segment is in the file: --otlp sends it. */
+/* A segment is in the file: its stages are tracked, and --otlp sends it. */
 static void segment_written(void *ctx, const struct store_segment_written *seg)
 {
 	struct recorder *rec = ctx;
 
-	record_otlp_segment(rec->cfg.otlp, seg, resource_of, rec);
+	stage_writer_segment(rec->stages, seg);
+	if (rec->cfg.otlp)
+		record_otlp_segment(rec->cfg.otlp, seg, resource_of, rec);
+}
+
+/* Views are written as the options say; the stop leaves out the stages
+ * written during the recording. */
+static struct stage_writer *new_stage_writer(struct recorder *rec)
+{
+	const struct record_options *o = rec->cfg.opts;
+	char path[PATH_MAX];
+	struct stage_writer *w;
+
+	rec->views = (struct views_settings){ .dir = rec->cfg.output_dir, .jfr = o->jfr,
+					      .compress = o->compress, .html = o->html,
+					      .attribution = attribution_mode_name(o->attribution) };
+	snprintf(path, sizeof(path), "%s/%s", rec->cfg.output_dir, STORE_FILE_NAME);
+	if (!(w = stage_writer_new(path, &rec->views)))
+		sp_err("out of memory setting up the recording");
+	return w;
 }
 
 static struct sample_store *open_store(struct recorder *rec)
@@ -140,7 +162,7 @@ static struct sample_store *open_store(struct recorder *rec)
 		},
 		.segment_bytes = o->stack_memory_bytes ? (size_t)o->stack_memory_bytes : SIZE_MAX,
 		.segment_ns = SEGMENT_NS,
-		.segment_written = cfg->otlp ? segment_written : NULL,
+		.segment_written = segment_written,
 		.segment_ctx = rec,
 	};
 
@@ -182,7 +204,8 @@ struct recorder *recorder_new(const struct recorder_config *cfg)
 	}
 	rec->executors = executor_stages_new(&executors);
 	rec->perf_map_names = perf_map_names_new();
-	if (!rec->executors || !rec->perf_map_names || !(rec->store = open_store(rec)))
+	if (!rec->executors || !rec->perf_map_names || !(rec->stages = new_stage_writer(rec)) ||
+	    !(rec->store = open_store(rec)))
 		goto fail;
 	if (cfg->read_losses && cfg->ctx)
 		cfg->read_losses(cfg->ctx, &rec->ring, &rec->dropped_at_start);
@@ -223,6 +246,7 @@ void recorder_free(struct recorder *rec)
 	executor_stages_free(rec->executors);
 	perf_map_names_free(rec->perf_map_names);
 	sample_store_free(rec->store);
+	stage_writer_free(rec->stages);
 	stack_resolver_free(rec->resolver);
 	free(rec->frames);
 	free(rec);
@@ -761,6 +785,7 @@ static void measure_memory(const struct recorder *rec, struct record_memory *m)
 	if (!proc_status_read(getpid(), &st) && (st.present & PROC_STATUS_VMRSS))
 		m->rss_kib = st.vm_rss_kib;
 	sample_store_stats(rec->store, &m->store);
+	stage_writer_stats(rec->stages, &m->stage_files);
 	process_table_foreach(rec->processes, add_process_memory, m);
 	m->address_names += perf_map_names_memory(rec->perf_map_names);
 	m->elf_symbols = stack_resolver_memory(rec->resolver, &m->kernel_symbols);
@@ -837,6 +862,8 @@ void recorder_drain(struct recorder *rec, uint64_t now, bool flush_all)
 	/* Between batches: a segment due is written now, never inside an add. */
 	if (!flush_all && sample_store_tick(rec->store, now))
 		rec->store_error = true;
+	if (!flush_all)
+		stage_writer_tick(rec->stages);   /* what fails is written at the stop */
 	if (!flush_all && now - rec->last_memory_log_ns >= MEMORY_LOG_NS &&
 	    sp_log_get_level() >= SP_LOG_DEBUG)
 		log_memory(rec, now);
@@ -852,13 +879,13 @@ void recorder_get_totals(const struct recorder *rec, struct recorder_totals *out
  * be read back (said). */
 static struct views *write_views(struct recorder *rec)
 {
-	const struct record_options *o = rec->cfg.opts;
-	struct views_settings vs = { rec->cfg.output_dir, o->jfr, o->compress, o->html,
-				     attribution_mode_name(o->attribution) };
+	struct views_settings vs = rec->views;
 	char path[PATH_MAX];
 	struct store_reader *r;
 	struct views *views;
 
+	vs.stage_wanted = stage_writer_wanted;
+	vs.stage_ctx = rec->stages;
 	snprintf(path, sizeof(path), "%s/%s", rec->cfg.output_dir, STORE_FILE_NAME);
 	if (!(r = store_reader_open(path)))
 		return NULL;
