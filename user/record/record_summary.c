@@ -348,45 +348,33 @@ static void write_memory(struct json_writer *w, const struct record_memory *m)
 	if (!m)
 		return;
 
-	const struct { const char *key; uint64_t bytes; } parts[] = {
+	/* Heap bytes by owner, then the store's and the stage writer's counts. */
+	const struct { const char *key; uint64_t value; } fields[] = {
 		{ "sample_store", m->store.memory }, { "stage_files", m->stage_files.memory },
 		{ "jit", m->jit },
 		{ "thread_histories", m->threads },  { "stage_attribution", m->stages },
 		{ "python", m->python },
 		{ "address_names", m->address_names }, { "elf_symbols", m->elf_symbols },
 		{ "kernel_symbols", m->kernel_symbols }, { "queued_records", m->queued },
+		{ "store_segments", m->store.segments }, { "store_file_bytes", m->store.file_bytes },
+		{ "store_samples_lost", m->store.samples_lost },
+		{ "segment_close_ms", m->store.close_ns / 1000000 },
+		{ "longest_segment_close_ms", m->store.close_longest_ns / 1000000 },
+		{ "stages_written_while_recording", m->stage_files.written },
+		{ "stages_rewritten_after_late_samples", m->stage_files.rewritten },
+		{ "stages_left_to_the_stop_by_a_failure", m->stage_files.left_to_stop },
+		{ "stage_files_write_ms", m->stage_files.write_ns / 1000000 },
+		{ "symbol_files", m->symbol_files }, { "symbol_files_dropped", m->symbol_files_dropped },
 	};
 
 	json_key(w, "memory");
 	json_begin_object(w);
 	json_key(w, "rss_kib");
 	json_uint(w, m->rss_kib);
-	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
-		json_key(w, parts[i].key);
-		json_uint(w, parts[i].bytes);
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		json_key(w, fields[i].key);
+		json_uint(w, fields[i].value);
 	}
-	json_key(w, "store_segments");
-	json_uint(w, m->store.segments);
-	json_key(w, "store_file_bytes");
-	json_uint(w, m->store.file_bytes);
-	json_key(w, "store_samples_lost");
-	json_uint(w, m->store.samples_lost);
-	json_key(w, "segment_close_ms");
-	json_uint(w, m->store.close_ns / 1000000);
-	json_key(w, "longest_segment_close_ms");
-	json_uint(w, m->store.close_longest_ns / 1000000);
-	json_key(w, "stages_written_while_recording");
-	json_uint(w, m->stage_files.written);
-	json_key(w, "stages_rewritten_after_late_samples");
-	json_uint(w, m->stage_files.rewritten);
-	json_key(w, "stages_left_to_the_stop_by_a_failure");
-	json_uint(w, m->stage_files.left_to_stop);
-	json_key(w, "stage_files_write_ms");
-	json_uint(w, m->stage_files.write_ns / 1000000);
-	json_key(w, "symbol_files");
-	json_uint(w, m->symbol_files);
-	json_key(w, "symbol_files_dropped");
-	json_uint(w, m->symbol_files_dropped);
 	json_end_object(w);
 }
 
