@@ -37,8 +37,9 @@ struct stage_text {
 	struct spill_file *spool;     /* made at the first run that waits */
 };
 
-struct stage_text *stage_text_new(struct view_set *vs, const struct views_settings *s,
-				  const struct store_info *info, struct view_result *results)
+struct stage_text *stage_text_new(struct view_set *vs, const bool *wanted,
+				  const struct views_settings *s, const struct store_info *info,
+				  struct view_result *results)
 {
 	struct stage_text *t = calloc(1, sizeof(*t));
 	size_t n = view_set_count(vs);
@@ -51,8 +52,7 @@ struct stage_text *stage_text_new(struct view_set *vs, const struct views_settin
 	}
 	*t = (struct stage_text){ vs, s, info, results, t->runs, t->wanted, NULL, NULL };
 	for (size_t v = 0; v < n; v++)
-		t->wanted[v] = view_set_get(vs, v)->kind == VIEW_STAGE &&
-			       view_files_wanted(s, view_set_get(vs, v));
+		t->wanted[v] = view_set_get(vs, v)->kind == VIEW_STAGE && wanted[v];
 	if (!(t->walk = row_walk_new(vs, t->wanted, info->cpu_period_ns))) {
 		stage_text_free(t);
 		errno = ENOMEM;

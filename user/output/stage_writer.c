@@ -14,15 +14,13 @@
 
 #define EXECUTORS_MAX 65536
 
-enum stage_state { STAGE_TRACKED, STAGE_DUE, STAGE_LEFT };
-
 /* A stage attempt, keyed by its executor's number and its ids. */
 struct stage_entry {
 	uint32_t executor;        /* executors' index + 1; 0: an empty slot */
 	int32_t stage, attempt;
 	uint32_t first, last;     /* the segments it has samples in */
 	uint32_t written_end;     /* its files hold the segments below; 0: none */
-	uint8_t state;            /* enum stage_state */
+	bool due;                 /* in the write in progress */
 };
 
 struct stage_writer {
@@ -129,8 +127,7 @@ static struct stage_entry *find(struct stage_writer *w, const char *app, const c
 	if (w->count >= STAGE_WRITER_STAGES || grow(w))
 		return NULL;
 	e = &w->slots[slot_of(w, number, stage, attempt)];
-	*e = (struct stage_entry){ number, stage, attempt, w->segments, w->segments, 0,
-				   STAGE_TRACKED };
+	*e = (struct stage_entry){ number, stage, attempt, w->segments, w->segments, 0, false };
 	w->count++;
 	w->stats.stages++;
 	return e;
@@ -171,7 +168,7 @@ static bool due(void *ctx, const struct view *v)
 {
 	struct stage_entry *e = entry_of_view(ctx, v);
 
-	return e && e->state == STAGE_DUE;
+	return e && e->due;
 }
 
 /* Marks up to STAGE_WRITER_BATCH ended stages due, and the segments that
@@ -185,10 +182,10 @@ static size_t mark_due(struct stage_writer *w, size_t *from, size_t *end)
 	for (size_t i = 0; i < w->nslots && n < STAGE_WRITER_BATCH; i++) {
 		struct stage_entry *e = &w->slots[i];
 
-		if (!e->executor || e->state != STAGE_TRACKED || e->written_end > e->last ||
+		if (!e->executor || e->written_end > e->last ||
 		    (uint64_t)e->last + STAGE_WRITER_QUIET >= w->segments)
 			continue;
-		e->state = STAGE_DUE;
+		e->due = true;
 		*from = e->first < *from ? e->first : *from;
 		*end = e->last + 1 > *end ? e->last + 1 : *end;
 		n++;
@@ -196,8 +193,8 @@ static size_t mark_due(struct stage_writer *w, size_t *from, size_t *end)
 	return n;
 }
 
-/* After a write: the due stages whose files were all written are done,
- * the others left to the stop. */
+/* After a write: the due stages whose files were all written are done;
+ * the others keep files older than their samples, so the stop writes them. */
 static void settle(struct stage_writer *w, const struct views *v)
 {
 	for (size_t i = 0; v && i < views_count(v); i++) {
@@ -205,7 +202,7 @@ static void settle(struct stage_writer *w, const struct views *v)
 		struct stage_entry *e = entry_of_view(w, r->view);
 		bool ok = true;
 
-		if (!e || e->state != STAGE_DUE)
+		if (!e || !e->due)
 			continue;
 		for (int f = 0; f < VIEW_FILES; f++)
 			ok = ok && !r->errors[f];
@@ -214,11 +211,11 @@ static void settle(struct stage_writer *w, const struct views *v)
 		w->stats.written++;
 		w->stats.rewritten += e->written_end > 0;
 		e->written_end = e->last + 1;
-		e->state = STAGE_TRACKED;
+		e->due = false;
 	}
 	for (size_t i = 0; i < w->nslots; i++) {
-		if (w->slots[i].executor && w->slots[i].state == STAGE_DUE) {
-			w->slots[i].state = STAGE_LEFT;
+		if (w->slots[i].executor && w->slots[i].due) {
+			w->slots[i].due = false;
 			w->stats.left_to_stop++;
 			w->failed = true;
 		}
@@ -260,8 +257,7 @@ bool stage_writer_wanted(void *ctx, const struct view *v)
 {
 	struct stage_entry *e = entry_of_view(ctx, v);
 
-	return !e || e->state != STAGE_TRACKED || e->written_end <= v->last_segment ||
-	       e->first != v->first_segment;
+	return !e || e->written_end <= v->last_segment || e->first != v->first_segment;
 }
 
 void stage_writer_stats(const struct stage_writer *w, struct stage_writer_stats *out)

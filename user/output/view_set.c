@@ -147,8 +147,6 @@ struct view_set *view_set_plan(struct store_reader *r, size_t first, size_t end)
 		vs->views[0] = (struct view){ VIEW_NODE, "all", "", "", -1, 0, first, first };
 		vs->n = 1;
 	}
-	if (!end || end > store_reader_segments(r))
-		end = store_reader_segments(r);
 	for (size_t seg = first; !err && seg < end; seg++)
 		err = plan_segment(vs, r, seg);
 	if (err) {
@@ -255,13 +253,6 @@ void view_title(const struct view *v, const char *mode, char *buf, size_t size)
 	else
 		snprintf(buf, size, "%s: %s, executor %s, stage %d", mode, v->app_id, v->executor_id,
 			 v->stage);
-}
-
-bool view_files_wanted(const struct views_settings *s, const struct view *view)
-{
-	if (view->kind != VIEW_STAGE)
-		return !s->stages_only;
-	return !s->stage_wanted || s->stage_wanted(s->stage_ctx, view);
 }
 
 static const char *const file_suffix[VIEW_FILES] = {

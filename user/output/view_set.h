@@ -67,9 +67,6 @@ struct view_result {
 	int errors[VIEW_FILES];         /* -errno of each file that failed */
 };
 
-/* Whether view gets files in a write with settings s. */
-bool view_files_wanted(const struct views_settings *s, const struct view *view);
-
 /* The name of a view's file of kind f ("stage-3.wall.folded"), for
  * messages and summary.json. */
 void view_file_name(const struct view *view, enum view_file f, bool compress, char *buf,
@@ -77,8 +74,8 @@ void view_file_name(const struct view *view, enum view_file f, bool compress, ch
 
 struct view_set;
 
-/* Reads the labels of segments [first, end) (end 0: to the last). NULL
- * (errno set) after a message. */
+/* Reads the labels of segments [first, end). NULL (errno set) after a
+ * message. */
 struct view_set *view_set_plan(struct store_reader *r, size_t first, size_t end);
 void view_set_free(struct view_set *vs);
 

@@ -27,9 +27,10 @@ int view_text_write(struct store_reader *r, struct view_set *vs, const struct vi
 
 struct stage_text;
 
-/* NULL with errno ENOMEM. */
-struct stage_text *stage_text_new(struct view_set *vs, const struct views_settings *s,
-				  const struct store_info *info, struct view_result *results);
+/* For the stage views that wanted marks (by view). NULL with errno ENOMEM. */
+struct stage_text *stage_text_new(struct view_set *vs, const bool *wanted,
+				  const struct views_settings *s, const struct store_info *info,
+				  struct view_result *results);
 /* Removes the spool. */
 void stage_text_free(struct stage_text *t);
 /* Segment seg's rows, after the segments before it: the stages that end

@@ -28,10 +28,19 @@ struct views {
 	struct view_state *states;
 	bool *wanted;                 /* by view: gets files in this write */
 	size_t n;
+	size_t first_segment, end_segment;  /* the segments read */
 	const struct views_settings *settings;
 	const struct store_info *info;
 	struct frame *frames;         /* a sample's, JFR_MAX_FRAMES */
 };
+
+/* Whether view gets files in a write with settings s. */
+static bool files_wanted(const struct views_settings *s, const struct view *view)
+{
+	if (view->kind != VIEW_STAGE)
+		return !s->stages_only;
+	return !s->stage_wanted || s->stage_wanted(s->stage_ctx, view);
+}
 
 static int open_jfr(struct views *v, size_t i)
 {
@@ -213,13 +222,11 @@ static void end_segment(struct views *v, size_t seg)
  * the stages' files. */
 static int time_pass(struct views *v, struct store_reader *r)
 {
-	struct stage_text *stages = stage_text_new(v->set, v->settings, v->info, v->results);
-	size_t end = v->settings->end_segment;
+	struct stage_text *stages = stage_text_new(v->set, v->wanted, v->settings, v->info,
+						   v->results);
 	int err = stages ? 0 : -ENOMEM;
 
-	if (!end || end > store_reader_segments(r))
-		end = store_reader_segments(r);
-	for (size_t seg = v->settings->first_segment; !err && seg < end; seg++) {
+	for (size_t seg = v->first_segment; !err && seg < v->end_segment; seg++) {
 		struct store_labels labels;
 		struct store_samples ss;
 
@@ -267,7 +274,10 @@ struct views *views_write(struct store_reader *r, const struct views_settings *s
 	if (v) {
 		v->settings = s;
 		v->info = store_reader_info(r);
-		v->set = view_set_plan(r, s->first_segment, s->end_segment);
+		v->first_segment = s->first_segment;
+		v->end_segment = s->end_segment && s->end_segment < store_reader_segments(r) ?
+				 s->end_segment : store_reader_segments(r);
+		v->set = view_set_plan(r, v->first_segment, v->end_segment);
 		err = v->set ? 0 : -errno;
 	}
 	if (!err) {
@@ -281,7 +291,7 @@ struct views *views_write(struct store_reader *r, const struct views_settings *s
 	}
 	for (size_t i = 0; !err && i < v->n; i++) {
 		v->results[i].view = view_set_get(v->set, i);
-		v->wanted[i] = view_files_wanted(s, v->results[i].view);
+		v->wanted[i] = files_wanted(s, v->results[i].view);
 	}
 	if (!err)
 		err = time_pass(v, r);
