@@ -390,17 +390,32 @@ def test_collector_without_profiles_refuses_in_one_line(native_recording, collec
     assert o["retries"] == 0
 
 
+def wait_for_samples(c, proc, timeout=60):
+    """Whether Collector c wrote samples (its file exporter flushes every
+    second) before proc ended or timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if totals(received_samples(c.requests()))[("samples", "count")]:
+                return True
+        except json.JSONDecodeError:  # a line half written
+            pass
+        time.sleep(0.2)
+    return False
+
+
 def test_record_collector_stopped_and_restarted(tmp_path, collector):
     """A Collector that goes away in the middle of a recording and comes
     back: the requests wait in the queue and nothing is lost."""
     port = free_port()
     first = collector(port=port, name="first")
     out = tmp_path / "rec"
-    proc = subprocess.Popen([SPARKPROF, "record", "-o", str(out), "-F", "199", "-d", "8",
+    proc = subprocess.Popen([SPARKPROF, "record", "-o", str(out), "-F", "199", "-d", "20",
                              "--off-cpu", "--stack-memory", "64K", "--otlp", first.url, "--",
-                             os.path.join(PROGS, "hot_functions"), "8"],
+                             os.path.join(PROGS, "hot_functions"), "20"],
                             stderr=subprocess.PIPE, text=True)
-    time.sleep(2.5)
+    # The first goes once it has samples: a busy node starts recording later.
+    assert wait_for_samples(first, proc), first.read_log()
     first.stop()
     time.sleep(2.5)
     second = collector(port=port, name="second")
