@@ -2,7 +2,7 @@
 """What sparkprof costs a node, with its peers beside it (issue 14's table).
 
     bench/node_cost.py [--full] [--only sampling,startup,rss,stop,spark,soak]
-                       [--soak-seconds N] [--spark-reps N]
+                       [--soak-seconds N] [--spark-reps N] [--spark-configs LIST]
     bench/node_cost.py --report bench/results/node_cost-DATE.json
 
 Quick mode (default) takes about 25 minutes on a busy 2-CPU machine, --full
@@ -561,6 +561,9 @@ def bench_stop(cfg, work):
 # ------------------------------------------------------------ 6: Spark job
 
 SPARK_CONFIGS = ["none", "sparkprof", "async-profiler", "both"]
+# sparkprof's JVM options without its recording, to split its cost:
+# -XX:+PreserveFramePointer alone, then with the helper agent.
+SPARK_SPLIT_CONFIGS = ["frame-pointers", "jvm-options"]
 
 
 def proc_cpu_s(pid):
@@ -587,8 +590,10 @@ def spark_run(config, data, work, run_dir):
     go, release = os.path.join(run_dir, "go"), os.path.join(run_dir, "release")
     ap_out = os.path.join(run_dir, "ap-%p.jfr")
     opts = []
-    if config in ("sparkprof", "both"):
+    if config in ("sparkprof", "both", "jvm-options"):
         opts += [f"-agentpath:{HELPER}", "-XX:+PreserveFramePointer"]
+    if config == "frame-pointers":
+        opts.append("-XX:+PreserveFramePointer")
     if config in ("async-profiler", "both"):
         opts.append(f"-agentpath:{ASYNC_PROFILER}=start,event=cpu,interval=10ms,wall=10ms,"
                     f"jfr,file={ap_out}")
@@ -678,8 +683,9 @@ def bench_spark(cfg, work):
                     "generate", data, str(cfg["spark_scale"])], env=spark_env(work), cwd=work,
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     runs = []
+    configs = cfg.get("spark_configs", SPARK_CONFIGS)
     for rep in range(cfg["spark_reps"]):
-        order = SPARK_CONFIGS[rep % 4:] + SPARK_CONFIGS[:rep % 4]
+        order = configs[rep % len(configs):] + configs[:rep % len(configs)]
         for config in order:
             run_dir = os.path.join(work, f"spark-{rep}-{config}")
             r = spark_run(config, data, work, run_dir)
@@ -951,10 +957,12 @@ def report(mode, m, res):
               "`event=cpu,interval=10ms,wall=10ms,jfr` as -agentpath on the executors, stopped "
               "(JFR written) before the CPU is read. CPU = executors' utime+stime from go to "
               "the job's end + sparkprof's process CPU + its BPF programs' run time "
-              "(async-profiler's own CPU is inside the executors').", "",
+              "(async-profiler's own CPU is inside the executors'). frame-pointers and "
+              "jvm-options, when run: sparkprof's JVM options without its recording "
+              "(-XX:+PreserveFramePointer; and the helper).", "",
               "| profiler | runs | job wall s | vs none | executors CPU s | profiler CPU s | "
               "BPF s | total CPU s | vs none | load |", "|---|---|---|---|---|---|---|---|---|---|"]
-        for config in SPARK_CONFIGS:
+        for config in SPARK_CONFIGS + SPARK_SPLIT_CONFIGS:
             rr = [r for r in sparks if r["config"] == config]
             if not rr:
                 continue
@@ -1065,6 +1073,9 @@ def main():
                          "--soak-options, its memory every minute) to FILE")
     ap.add_argument("--spark-reps", type=int,
                     help="repetitions of each Spark configuration (default 2, --full 5)")
+    ap.add_argument("--spark-configs", default=",".join(SPARK_CONFIGS),
+                    help="Spark part's configurations, of " +
+                         ",".join(SPARK_CONFIGS + SPARK_SPLIT_CONFIGS))
     ap.add_argument("--helper-opts", default="",
                     help="the JVM helper's options in the soak, e.g. log_max=2")
     ap.add_argument("--profile-stop", action="store_true",
@@ -1097,6 +1108,12 @@ def main():
     cfg = dict(cfg, helper_opts=args.helper_opts, profile_stop=args.profile_stop)
     if args.spark_reps:
         cfg = dict(cfg, spark_reps=args.spark_reps)
+    spark_configs = args.spark_configs.split(",")
+    if "none" not in spark_configs or \
+            not set(spark_configs) <= set(SPARK_CONFIGS + SPARK_SPLIT_CONFIGS):
+        sys.exit(f"bench/node_cost.py: --spark-configs: 'none' and some of "
+                 f"{','.join(SPARK_CONFIGS + SPARK_SPLIT_CONFIGS)}")
+    cfg = dict(cfg, spark_configs=spark_configs)
     with open("/proc/sys/kernel/bpf_stats_enabled") as f:
         stats_before = f.read().strip()
     subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"], check=True)

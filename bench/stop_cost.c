@@ -14,8 +14,9 @@
  * (defaults 632 138 966 13). Prints the store's size, the write's wall
  * and CPU seconds, the files and bytes written, and the peak RSS. With
  * --while-recording, ended stages' files are written as the segments
- * close (output/stage_writer.h), as `record` does, and the stop writes
- * the rest; the time those writes took is printed too. */
+ * close (output/stage_writer.h) and the node's and executors' JFR files
+ * grow a segment at a time (views_live_new), as `record` does, and the
+ * stop writes the rest; the time those writes took is printed too. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,9 +118,21 @@ static int fill_segment(struct sample_store *st, int seg, int stages, int cpu, i
 	return err ? err : sample_store_tick(st, (uint64_t)(seg + 1) * 1000000000ULL);
 }
 
+/* What record does as a segment closes. */
+struct while_recording {
+	struct stage_writer *stages;
+	struct views *live_jfr;
+	double cpu;               /* seconds the live JFR files took */
+};
+
 static void segment_written(void *ctx, const struct store_segment_written *seg)
 {
-	stage_writer_segment(ctx, seg);
+	struct while_recording *w = ctx;
+
+	stage_writer_segment(w->stages, seg);
+	w->cpu -= seconds(CLOCK_PROCESS_CPUTIME_ID);
+	views_live_segment(w->live_jfr, seg);
+	w->cpu += seconds(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 int main(int argc, char **argv)
@@ -137,6 +150,7 @@ int main(int argc, char **argv)
 		.segment_bytes = 64u << 20, .segment_ns = 1000000000ULL,
 	};
 	struct views_settings vs = { .jfr = true, .html = true, .attribution = "thread" };
+	struct while_recording w = { 0 };
 	struct stage_writer *writer = NULL;
 	struct stage_writer_stats ws = { 0 };
 	struct stat store_stat;
@@ -156,13 +170,16 @@ int main(int argc, char **argv)
 	make_stacks();
 	settings.dir = vs.dir = mkdtemp(dir);
 	snprintf(path, sizeof(path), "%s/%s", dir, STORE_FILE_NAME);
-	if (early && settings.dir && (writer = stage_writer_new(path, &vs))) {
+	if (early && settings.dir && (writer = stage_writer_new(path, &vs)) &&
+	    (w.live_jfr = views_live_new(&vs))) {
+		w.stages = writer;
 		settings.segment_written = segment_written;
-		settings.segment_ctx = writer;
+		settings.segment_ctx = &w;
 		vs.stage_wanted = stage_writer_wanted;
 		vs.stage_ctx = writer;
+		vs.live_jfr = w.live_jfr;
 	}
-	st = settings.dir && (writer || !early) ? sample_store_open(&settings) : NULL;
+	st = settings.dir && (w.live_jfr || !early) ? sample_store_open(&settings) : NULL;
 	for (int seg = 0; st && seg < segments && !err; seg++) {
 		if ((err = fill_segment(st, seg, stages, cpu, off)) || !writer)
 			continue;
@@ -192,11 +209,12 @@ int main(int argc, char **argv)
 	if (writer) {
 		stage_writer_stats(writer, &ws);
 		printf("stop_cost: while recording, before the stop: %llu stages' files in %.1f s "
-		       "wall, %.1f s CPU\n", (unsigned long long)ws.written,
-		       (double)ws.write_ns / 1e9, early_cpu);
+		       "wall, %.1f s CPU; the node's and executors' JFR files %.1f s CPU\n",
+		       (unsigned long long)ws.written, (double)ws.write_ns / 1e9, early_cpu, w.cpu);
 	}
 	views_free(v);
 	stage_writer_free(writer);
+	views_free(w.live_jfr);
 	store_reader_close(r);
 	snprintf(path, sizeof(path), "rm -rf %s", dir);
 	return system(path) || !v;

@@ -163,6 +163,29 @@ def test_report_writes_the_same_files_again(sim_recording, tmp_path):
     assert (copy / "all.html").stat().st_size > 0 and (copy / "index.html").exists()
 
 
+def test_live_jfr_files_are_the_reports(sim_recording):
+    """The node's and the executor's JFR files, written while recording a
+    segment at a time, are the bytes `report` writes from the store. A JFR
+    file names where it was written: report writes beside, into a folder
+    whose name is as long."""
+    out, _ = sim_recording
+    copy = out.parent / (out.name[:-1] + ("X" if out.name[-1] != "X" else "Y"))
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(out, copy)
+    jfr = ["all.jfr", exec_dir(out).relative_to(out) / "all.jfr"]
+    for f in jfr:
+        os.unlink(copy / f)
+    r = subprocess.run([SPARKPROF, "report", str(copy)], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    for f in jfr:
+        live = (out / f).read_bytes().replace(str(out).encode(), b"*" * len(str(out)))
+        again = (copy / f).read_bytes().replace(str(copy).encode(), b"*" * len(str(copy)))
+        assert len(live) > 10000 and live == again, f
+    assert "node_and_executor_jfr_write_ms" in read_summary(out)["memory"]
+    shutil.rmtree(copy)
+
+
 def test_damaged_store_is_read_as_far_as_it_is_whole(sim_recording, tmp_path):
     out, _ = sim_recording
     store = (out / "samples.store").read_bytes()

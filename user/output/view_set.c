@@ -18,6 +18,7 @@
 struct view_set {
 	struct view *views;
 	size_t n, cap;
+	bool stages;                /* stage views are made */
 	struct string_pool *texts;  /* views' names and ids */
 	struct strmap *by_key;      /* executor and stage keys -> index + 1 */
 	struct byte_buf key;
@@ -117,38 +118,48 @@ static int64_t add(struct view_set *vs, const struct sample_labels *l, bool stag
 	return (int64_t)vs->n - 1;
 }
 
-static int plan_segment(struct view_set *vs, struct store_reader *r, size_t seg)
+int view_set_add(struct view_set *vs, const struct store_labels *labels, size_t seg)
 {
-	struct store_labels labels;
-	int err = store_labels_read(r, seg, &labels);
-
-	if (err)
-		return err;
 	vs->views[0].last_segment = seg;
-	for (size_t i = 0; i < labels.n && !err; i++) {
-		const struct sample_labels *l = &labels.labels[i];
+	for (size_t i = 0; i < labels->n; i++) {
+		const struct sample_labels *l = &labels->labels[i];
 
 		if (!(l->flags & LABEL_EXECUTOR_VIEWS))
 			continue;
-		if (add(vs, l, false, seg) < 0 || add(vs, l, true, seg) < 0)
-			err = -ENOMEM;
+		if (add(vs, l, false, seg) < 0 || (vs->stages && add(vs, l, true, seg) < 0))
+			return -ENOMEM;
 	}
-	store_labels_free(&labels);
-	return err;
+	return 0;
+}
+
+struct view_set *view_set_new(bool stages, size_t first)
+{
+	struct view_set *vs = calloc(1, sizeof(*vs));
+
+	if (!vs || !(vs->by_key = strmap_new()) || !(vs->texts = string_pool_new()) ||
+	    grow_array((void **)&vs->views, &vs->cap, 1, sizeof(*vs->views))) {
+		view_set_free(vs);
+		return NULL;
+	}
+	vs->views[0] = (struct view){ VIEW_NODE, "all", "", "", -1, 0, first, first };
+	vs->n = 1;
+	vs->stages = stages;
+	return vs;
 }
 
 struct view_set *view_set_plan(struct store_reader *r, size_t first, size_t end)
 {
-	struct view_set *vs = calloc(1, sizeof(*vs));
-	int err = vs && (vs->by_key = strmap_new()) && (vs->texts = string_pool_new()) &&
-		  !grow_array((void **)&vs->views, &vs->cap, 1, sizeof(*vs->views)) ? 0 : -ENOMEM;
+	struct view_set *vs = view_set_new(true, first);
+	int err = vs ? 0 : -ENOMEM;
 
-	if (!err) {
-		vs->views[0] = (struct view){ VIEW_NODE, "all", "", "", -1, 0, first, first };
-		vs->n = 1;
+	for (size_t seg = first; !err && seg < end; seg++) {
+		struct store_labels labels;
+
+		if ((err = store_labels_read(r, seg, &labels)))
+			break;
+		err = view_set_add(vs, &labels, seg);
+		store_labels_free(&labels);
 	}
-	for (size_t seg = first; !err && seg < end; seg++)
-		err = plan_segment(vs, r, seg);
 	if (err) {
 		if (err == -ENOMEM)
 			sp_err("plan the views of %s: %s", store_reader_path(r), strerror(ENOMEM));
@@ -197,12 +208,12 @@ size_t view_set_route(struct view_set *vs, const struct sample_labels *l, uint32
 	vs->memo_n = 1;
 	if (l->flags & LABEL_EXECUTOR_VIEWS) {
 		e = lookup(vs, l, false);
-		s = lookup(vs, l, true);
+		s = vs->stages ? lookup(vs, l, true) : 0;
 		if (e < 0 || s < 0)
 			return 0;
 		out[1] = (uint32_t)e;
 		out[2] = (uint32_t)s;
-		vs->memo_n = 3;
+		vs->memo_n = vs->stages ? 3 : 2;
 	}
 	vs->memo = l;
 	memcpy(vs->memo_out, out, sizeof(vs->memo_out));

@@ -39,6 +39,8 @@ enum view_file {
 	VIEW_FOLDED_HTML, VIEW_WALL_HTML, VIEW_OFF_CPU_HTML, VIEW_FILES
 };
 
+struct views;
+
 struct views_settings {
 	const char *dir;            /* where the files go */
 	bool jfr, compress, html;
@@ -53,6 +55,9 @@ struct views_settings {
 	 * executors' files (they need every segment). */
 	bool stages_only;
 	size_t first_segment, end_segment;
+	/* Writes the node's and executors' JFR files instead (views.h
+	 * views_live_new): this write only closes them. NULL: none. */
+	struct views *live_jfr;
 };
 
 /* What a view holds, for summary.json. */
@@ -73,10 +78,18 @@ void view_file_name(const struct view *view, enum view_file f, bool compress, ch
 		    size_t size);
 
 struct view_set;
+struct store_labels;
 
 /* Reads the labels of segments [first, end). NULL (errno set) after a
  * message. */
 struct view_set *view_set_plan(struct store_reader *r, size_t first, size_t end);
+/* A set of the node's view alone, starting at segment first, that grows
+ * as segments' labels are added; stages: whether stages get views (else a
+ * sample goes to the node's and its executor's only). NULL: no memory. */
+struct view_set *view_set_new(bool stages, size_t first);
+/* Adds the views of segment seg's labels. 0 or -ENOMEM. Views keep their
+ * indexes; view_set_get's pointers may move. */
+int view_set_add(struct view_set *vs, const struct store_labels *labels, size_t seg);
 void view_set_free(struct view_set *vs);
 
 size_t view_set_count(const struct view_set *vs);
@@ -84,8 +97,9 @@ size_t view_set_count(const struct view_set *vs);
 const struct view *view_set_get(const struct view_set *vs, size_t i);
 
 /* The views a sample labelled l goes to: the node's, then its executor's
- * and its stage's when l has LABEL_EXECUTOR_VIEWS. Returns how many (1 or
- * 3), each an index of view_set_get; 0 for labels the plan never saw. */
+ * and its stage's when l has LABEL_EXECUTOR_VIEWS. Returns how many (1, 2
+ * without stages, or 3), each an index of view_set_get; 0 for labels the
+ * set never saw. */
 size_t view_set_route(struct view_set *vs, const struct sample_labels *l, uint32_t out[3]);
 /* Routes are remembered by the labels' address: call when the labels a
  * route was asked for are freed. */

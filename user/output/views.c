@@ -32,6 +32,11 @@ struct views {
 	const struct views_settings *settings;
 	const struct store_info *info;
 	struct frame *frames;         /* a sample's, JFR_MAX_FRAMES */
+	/* Live files (views_live_new): fed segments as they close. */
+	bool live, live_failed;
+	size_t fed;                   /* segments fed */
+	struct store_info live_info;
+	struct views_settings own_settings;  /* settings changed for this write */
 };
 
 /* Whether view gets files in a write with settings s. */
@@ -40,6 +45,14 @@ static bool files_wanted(const struct views_settings *s, const struct view *view
 	if (view->kind != VIEW_STAGE)
 		return !s->stages_only;
 	return !s->stage_wanted || s->stage_wanted(s->stage_ctx, view);
+}
+
+/* Whether this write writes view i's JFR file (the node's and executors'
+ * may be live files). */
+static bool jfr_here(const struct views *v, size_t i)
+{
+	return v->settings->jfr && v->wanted[i] &&
+	       (!v->settings->live_jfr || view_set_get(v->set, i)->kind == VIEW_STAGE);
 }
 
 static int open_jfr(struct views *v, size_t i)
@@ -184,8 +197,9 @@ static void file_sample(struct views *v, const struct store_samples *ss, size_t 
 	int nframes = -1;   /* read when a view wants them */
 
 	for (size_t i = 0; i < nviews; i++) {
-		count(v, to[i], s, l);
-		if (s->kind == SAMPLE_TASK || !v->settings->jfr || !v->wanted[to[i]])
+		if (!v->live)
+			count(v, to[i], s, l);
+		if (s->kind == SAMPLE_TASK || !jfr_here(v, to[i]))
 			continue;
 		if (nframes < 0) {
 			size_t n = store_sample_frames(ss, s->leaf, v->frames, JFR_MAX_FRAMES);
@@ -206,7 +220,7 @@ static void end_segment(struct views *v, size_t seg)
 
 		if (st->jfr && (err = jfr_writer_idle(st->jfr)))
 			jfr_failed(v, i, err);
-		if (view_set_get(v->set, i)->last_segment != seg)
+		if (v->live || view_set_get(v->set, i)->last_segment != seg)
 			continue;
 		strmap_free(st->tasks, NULL);
 		st->tasks = NULL;
@@ -216,6 +230,16 @@ static void end_segment(struct views *v, size_t seg)
 			st->jfr_done = true;
 		st->jfr = NULL;
 	}
+}
+
+static void file_segment(struct views *v, const struct store_samples *ss,
+			 const struct store_labels *labels, size_t seg)
+{
+	view_set_forget_route(v->set);
+	for (size_t k = 0; k < ss->n; k++)
+		file_sample(v, ss, k, labels);
+	end_segment(v, seg);
+	view_set_forget_route(v->set);
 }
 
 /* The samples in time order: JFR and counts; and each segment's rows for
@@ -235,35 +259,115 @@ static int time_pass(struct views *v, struct store_reader *r)
 			store_labels_free(&labels);
 		if (err)
 			break;
-		view_set_forget_route(v->set);
-		for (size_t k = 0; k < ss.n; k++)
-			file_sample(v, &ss, k, &labels);
-		end_segment(v, seg);
+		file_segment(v, &ss, &labels, seg);
 		store_samples_free(&ss);
 		store_labels_free(&labels);
-		view_set_forget_route(v->set);
 		err = stage_text_segment(stages, r, seg);
 	}
 	stage_text_free(stages);
 	return err;
 }
 
-/* Views with no sample still get their (empty) JFR file. */
+/* Closes view i's JFR file; a view with no sample gets an empty one. */
+static void close_jfr(struct views *v, size_t i)
+{
+	struct view_state *st = &v->states[i];
+	int err;
+
+	if (!st->jfr && !st->jfr_done && (err = open_jfr(v, i)))
+		jfr_failed(v, i, err);
+	if (st->jfr && (err = jfr_writer_close(st->jfr)))
+		v->results[i].errors[VIEW_JFR] = err;
+	st->jfr = NULL;
+	st->jfr_done = true;
+}
+
+/* Closes the live JFR file of view (of another write's plan, found by
+ * name); the file's -errno, or 0. */
+static int live_close(struct views *live, const struct view *view)
+{
+	for (size_t i = 0; i < live->n; i++) {
+		if (strcmp(view_set_get(live->set, i)->name, view->name))
+			continue;
+		close_jfr(live, i);
+		return live->results[i].errors[VIEW_JFR];
+	}
+	sp_err("%s/%s.jfr: not written while recording", live->settings->dir, view->name);
+	return -ENOENT;
+}
+
+/* Removes the live files, unfinished: a write that cannot use them
+ * writes those files itself. */
+static void live_discard(struct views *live)
+{
+	for (size_t i = 0; i < live->n; i++) {
+		if (live->states[i].jfr)
+			jfr_writer_discard(live->states[i].jfr);
+		live->states[i].jfr = NULL;
+		live->states[i].jfr_done = true;
+	}
+	live->live_failed = true;
+}
+
 static void close_jfrs(struct views *v)
 {
 	for (size_t i = 0; i < v->n && v->settings->jfr; i++) {
 		struct view_state *st = &v->states[i];
-		int err = 0;
 
-		if (v->wanted[i] && !st->jfr && !st->jfr_done && (err = open_jfr(v, i)))
-			jfr_failed(v, i, err);
-		if (st->jfr && (err = jfr_writer_close(st->jfr)))
-			v->results[i].errors[VIEW_JFR] = err;
-		st->jfr = NULL;
-		st->jfr_done = true;
+		if (v->wanted[i] && jfr_here(v, i))
+			close_jfr(v, i);
+		else if (v->wanted[i])
+			v->results[i].errors[VIEW_JFR] =
+				live_close(v->settings->live_jfr, view_set_get(v->set, i));
 		strmap_free(st->tasks, NULL);
 		st->tasks = NULL;
 	}
+}
+
+/* realloc of *p from old to n elements of elem bytes, the new ones zero. */
+static int resize(void **p, size_t old, size_t n, size_t elem)
+{
+	void *q = realloc(*p, n * elem);
+
+	if (!q)
+		return -ENOMEM;
+	memset((char *)q + old * elem, 0, (n - old) * elem);
+	*p = q;
+	return 0;
+}
+
+/* Sizes the arrays to the set's views (a live set grows); the set's
+ * views may have moved. */
+static int fit_views(struct views *v)
+{
+	size_t n = view_set_count(v->set);
+
+	if (n > v->n && (resize((void **)&v->results, v->n, n, sizeof(*v->results)) ||
+			 resize((void **)&v->states, v->n, n, sizeof(*v->states)) ||
+			 resize((void **)&v->wanted, v->n, n, sizeof(*v->wanted))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		v->results[i].view = view_set_get(v->set, i);
+		if (i >= v->n)
+			v->wanted[i] = files_wanted(v->settings, v->results[i].view);
+	}
+	v->n = n;
+	return 0;
+}
+
+/* Live files that missed a segment of r are left to this write, and so
+ * are those of a recording without segments (whose info they lack). */
+static void check_live(struct views *v, struct store_reader *r)
+{
+	struct views *live = v->settings->live_jfr;
+
+	if (!live || v->settings->stages_only ||
+	    (!live->live_failed && live->fed && live->fed == store_reader_segments(r)))
+		return;
+	live_discard(live);
+	v->own_settings = *v->settings;
+	v->own_settings.live_jfr = NULL;
+	v->settings = &v->own_settings;
 }
 
 struct views *views_write(struct store_reader *r, const struct views_settings *s)
@@ -273,6 +377,7 @@ struct views *views_write(struct store_reader *r, const struct views_settings *s
 
 	if (v) {
 		v->settings = s;
+		check_live(v, r);
 		v->info = store_reader_info(r);
 		v->first_segment = s->first_segment;
 		v->end_segment = s->end_segment && s->end_segment < store_reader_segments(r) ?
@@ -280,25 +385,14 @@ struct views *views_write(struct store_reader *r, const struct views_settings *s
 		v->set = view_set_plan(r, v->first_segment, v->end_segment);
 		err = v->set ? 0 : -errno;
 	}
-	if (!err) {
-		v->n = view_set_count(v->set);
-		v->results = calloc(v->n, sizeof(*v->results));
-		v->states = calloc(v->n, sizeof(*v->states));
-		v->frames = calloc(JFR_MAX_FRAMES, sizeof(*v->frames));
-		v->wanted = calloc(v->n, sizeof(*v->wanted));
-		if (!v->results || !v->states || !v->frames || !v->wanted)
-			err = -ENOMEM;
-	}
-	for (size_t i = 0; !err && i < v->n; i++) {
-		v->results[i].view = view_set_get(v->set, i);
-		v->wanted[i] = files_wanted(s, v->results[i].view);
-	}
+	if (!err && (!(v->frames = calloc(JFR_MAX_FRAMES, sizeof(*v->frames))) || fit_views(v)))
+		err = -ENOMEM;
 	if (!err)
 		err = time_pass(v, r);
 	if (!err)
 		close_jfrs(v);
 	if (!err && !s->stages_only)
-		err = view_text_write(r, v->set, s, v->results);
+		err = view_text_write(r, v->set, v->settings, v->results);
 	if (err) {
 		if (err == -ENOMEM)
 			sp_err("write the views of %s: %s", store_reader_path(r), strerror(ENOMEM));
@@ -309,10 +403,61 @@ struct views *views_write(struct store_reader *r, const struct views_settings *s
 	return v;
 }
 
+struct views *views_live_new(const struct views_settings *s)
+{
+	struct views *v = calloc(1, sizeof(*v));
+
+	if (!v)
+		return NULL;
+	v->own_settings = *s;
+	v->own_settings.live_jfr = NULL;
+	v->settings = &v->own_settings;
+	v->live = true;
+	if (!(v->set = view_set_new(false, 0)) ||
+	    !(v->frames = calloc(JFR_MAX_FRAMES, sizeof(*v->frames))) || fit_views(v)) {
+		views_free(v);
+		return NULL;
+	}
+	return v;
+}
+
+int views_live_segment(struct views *v, const struct store_segment_written *seg)
+{
+	const struct byte_buf *parts = seg->parts;
+	struct store_labels labels;
+	struct store_samples ss;
+	int err = v->live_failed ? -ECANCELED : 0;
+
+	v->live_info = *seg->info;
+	v->info = &v->live_info;
+	if (!err)
+		err = store_labels_parse(parts[STORE_LABELS].data, parts[STORE_LABELS].len,
+					 seg->labels, &labels);
+	if (!err && (err = store_samples_parse(parts[STORE_SAMPLES].data, parts[STORE_SAMPLES].len,
+					       seg->first_ns, labels.n, &ss)))
+		store_labels_free(&labels);
+	if (!err) {
+		if (!(err = view_set_add(v->set, &labels, v->fed)) && !(err = fit_views(v)))
+			file_segment(v, &ss, &labels, v->fed);
+		store_samples_free(&ss);
+		store_labels_free(&labels);
+	}
+	v->fed++;
+	if (err && !v->live_failed) {
+		sp_err("%s: the node's and executors' JFR files are left to the end of the "
+		       "recording: %s", v->settings->dir,
+		       err == -EINVAL ? "a segment did not read back" : strerror(-err));
+		live_discard(v);
+	}
+	return err;
+}
+
 void views_free(struct views *v)
 {
 	if (!v)
 		return;
+	if (v->live && v->states)
+		live_discard(v);
 	for (size_t i = 0; v->states && i < v->n; i++) {
 		if (v->states[i].jfr)
 			jfr_writer_close(v->states[i].jfr);

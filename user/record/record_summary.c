@@ -364,6 +364,7 @@ static void write_memory(struct json_writer *w, const struct record_memory *m)
 		{ "stages_rewritten_after_late_samples", m->stage_files.rewritten },
 		{ "stages_left_to_the_stop_by_a_failure", m->stage_files.left_to_stop },
 		{ "stage_files_write_ms", m->stage_files.write_ns / 1000000 },
+		{ "node_and_executor_jfr_write_ms", m->live_jfr_ns / 1000000 },
 		{ "symbol_files", m->symbol_files }, { "symbol_files_dropped", m->symbol_files_dropped },
 	};
 

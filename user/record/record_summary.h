@@ -28,6 +28,7 @@ struct record_memory {
 	uint64_t rss_kib;            /* 0: unknown */
 	struct sample_store_stats store;
 	struct stage_writer_stats stage_files; /* stages' files written while recording */
+	uint64_t live_jfr_ns;      /* the node's and executors' JFR files, likewise */
 	size_t jit;                  /* JVMs' JIT code stores and their names */
 	size_t jit_names;            /* the names, of jit */
 	size_t threads;              /* JVMs' thread histories and their names */

@@ -85,6 +85,8 @@ struct recorder {
 	struct sample_store *store;         /* every sample, labelled */
 	struct views_settings views;        /* how its files are written */
 	struct stage_writer *stages;        /* ended stages' files, while recording */
+	struct views *live_jfr;             /* the node's and executors' JFR files, likewise */
+	uint64_t live_jfr_ns;               /* time spent writing them */
 	struct executor_stages *executors;
 	struct perf_map_names *perf_map_names; /* what processes' perf maps named */
 	struct pending_record *head, *tail;
@@ -116,12 +118,19 @@ static void resource_of(void *ctx, pid_t pid, struct otlp_resource_extra *out)
 	snprintf(out->k8s_pod_uid, sizeof(out->k8s_pod_uid), "%s", e->pod_uid);
 }
 
-/* A segment is in the file: its stages are tracked, and --otlp sends it. */
+/* A segment is in the file: its stages are tracked, the node's and
+ * executors' JFR files get its samples, and --otlp sends it. */
 static void segment_written(void *ctx, const struct store_segment_written *seg)
 {
 	struct recorder *rec = ctx;
+	uint64_t t0;
 
 	stage_writer_segment(rec->stages, seg);
+	if (rec->live_jfr) {
+		t0 = monotonic_ns();
+		views_live_segment(rec->live_jfr, seg);   /* what fails is written at the stop */
+		rec->live_jfr_ns += monotonic_ns() - t0;
+	}
 	if (rec->cfg.otlp)
 		record_otlp_segment(rec->cfg.otlp, seg, resource_of, rec);
 }
@@ -204,8 +213,13 @@ struct recorder *recorder_new(const struct recorder_config *cfg)
 	}
 	rec->executors = executor_stages_new(&executors);
 	rec->perf_map_names = perf_map_names_new();
-	if (!rec->executors || !rec->perf_map_names || !(rec->stages = new_stage_writer(rec)) ||
-	    !(rec->store = open_store(rec)))
+	if (!rec->executors || !rec->perf_map_names || !(rec->stages = new_stage_writer(rec)))
+		goto fail;
+	if (o->jfr && !(rec->live_jfr = views_live_new(&rec->views))) {
+		sp_err("out of memory setting up the recording");
+		goto fail;
+	}
+	if (!(rec->store = open_store(rec)))
 		goto fail;
 	if (cfg->read_losses && cfg->ctx)
 		cfg->read_losses(cfg->ctx, &rec->ring, &rec->dropped_at_start);
@@ -247,6 +261,7 @@ void recorder_free(struct recorder *rec)
 	perf_map_names_free(rec->perf_map_names);
 	sample_store_free(rec->store);
 	stage_writer_free(rec->stages);
+	views_free(rec->live_jfr);
 	stack_resolver_free(rec->resolver);
 	free(rec->frames);
 	free(rec);
@@ -786,6 +801,7 @@ static void measure_memory(const struct recorder *rec, struct record_memory *m)
 		m->rss_kib = st.vm_rss_kib;
 	sample_store_stats(rec->store, &m->store);
 	stage_writer_stats(rec->stages, &m->stage_files);
+	m->live_jfr_ns = rec->live_jfr_ns;
 	process_table_foreach(rec->processes, add_process_memory, m);
 	m->address_names += perf_map_names_memory(rec->perf_map_names);
 	m->elf_symbols = stack_resolver_memory(rec->resolver, &m->kernel_symbols);
@@ -886,6 +902,7 @@ static struct views *write_views(struct recorder *rec)
 
 	vs.stage_wanted = stage_writer_wanted;
 	vs.stage_ctx = rec->stages;
+	vs.live_jfr = rec->live_jfr;
 	snprintf(path, sizeof(path), "%s/%s", rec->cfg.output_dir, STORE_FILE_NAME);
 	if (!(r = store_reader_open(path)))
 		return NULL;

@@ -193,6 +193,12 @@ int jfr_writer_close_stats(struct jfr_writer *w, struct jfr_writer_stats *out)
 	return ret;
 }
 
+void jfr_writer_discard(struct jfr_writer *w)
+{
+	jfr_out_close(w->out, 1);
+	writer_free(w);
+}
+
 int jfr_writer_close(struct jfr_writer *w)
 {
 	return jfr_writer_close_stats(w, NULL);

@@ -74,6 +74,9 @@ int jfr_writer_idle(struct jfr_writer *w);
  * or -errno (PATH.tmp is then removed, after an sp_err line). */
 int jfr_writer_close(struct jfr_writer *w);
 
+/* Removes PATH.tmp and frees w: a file given up unfinished. */
+void jfr_writer_discard(struct jfr_writer *w);
+
 /* Figures of a writer, for logs and benchmarks. */
 struct jfr_writer_stats {
 	uint64_t samples;             /* accepted by jfr_writer_add_sample */
