@@ -175,6 +175,7 @@ int main(int argc, char **argv)
 		w.stages = writer;
 		settings.segment_written = segment_written;
 		settings.segment_ctx = &w;
+		settings.segment_samples = true;
 		vs.stage_wanted = stage_writer_wanted;
 		vs.stage_ctx = writer;
 		vs.live_jfr = w.live_jfr;

@@ -2,8 +2,9 @@
  * files are there once STAGE_WRITER_QUIET segments have had none of its
  * samples, and not before; they are the files the stop would write; a
  * late sample writes them again, whole; the stop leaves the written ones
- * as they are and writes the rest; a store that cannot be read leaves
- * them all to the stop. */
+ * as they are and writes the rest; a store that cannot be read, or a
+ * segment that did not read back, leaves them all to the stop. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +23,17 @@ struct run {
 	struct stage_writer *writer;
 	struct sample_store *store;
 	uint64_t t;
+	bool unread;          /* the hook gets segments as not read back */
 };
 
 static void segment_written(void *ctx, const struct store_segment_written *seg)
 {
-	stage_writer_segment(ctx, seg);
+	struct run *r = ctx;
+	struct store_segment_written unread = *seg;
+
+	unread.labels = NULL;
+	unread.read_err = -EINVAL;
+	stage_writer_segment(r->writer, r->unread ? &unread : seg);
 }
 
 static int open_run(struct run *r)
@@ -45,7 +52,7 @@ static int open_run(struct run *r)
 	r->settings = (struct views_settings){ .dir = r->dir, .jfr = true, .attribution = "thread" };
 	r->writer = stage_writer_new(r->store_path, &r->settings);
 	s.dir = r->dir;
-	s.segment_ctx = r->writer;
+	s.segment_ctx = r;
 	r->t = 1000000000ULL;
 	r->store = r->writer ? sample_store_open(&s) : NULL;
 	return r->store ? 0 : -1;
@@ -238,9 +245,41 @@ static void test_unreadable(void)
 	cleanup(&r, NULL);
 }
 
+/* A segment the store could not read back: no stage is written while
+ * recording, and the stop writes them. */
+static void test_segment_not_read_back(void)
+{
+	struct stage_writer_stats st;
+	struct views *v;
+	struct run r;
+
+	if (open_run(&r))
+		return;
+	add(&r, 3, 2);
+	r.unread = true;
+	segment_end(&r);
+	r.unread = false;
+	add(&r, 4, 2);      /* it might have had samples in the unread one too */
+	for (int i = 0; i < 4; i++) {
+		segment_end(&r);
+		add(&r, -1, 1);
+	}
+	stage_writer_stats(r.writer, &st);
+	CHECK(!st.written && !slurp(r.dir, "stage-3.folded") && !slurp(r.dir, "stage-4.folded"),
+	      "a segment not read back: no stage written while recording after it");
+	sample_store_finish(r.store);
+	v = write_all(&r, r.dir, true);
+	CHECK(v && !views_first_error(v), "the stop writes them");
+	CHECK_STR(slurp(r.dir, "stage-3.folded"), "java-9;main;work 2\n", "stage 3 at the stop");
+	CHECK_STR(slurp(r.dir, "stage-4.folded"), "java-9;main;work 2\n", "stage 4 at the stop");
+	views_free(v);
+	cleanup(&r, NULL);
+}
+
 int main(void)
 {
 	test_ended_and_late();
 	test_unreadable();
+	test_segment_not_read_back();
 	TAP_DONE();
 }

@@ -3,8 +3,11 @@
  * recording only their .tmp files exist; after the stop they are the same
  * bytes as when every view is written at once (`report`), wall time
  * carried across segments included; live files that missed a segment
- * are left to the stop, which writes the same bytes, as it does for a
- * recording without samples; live files never closed leave nothing. */
+ * (or got one that did not read back) are left to the stop, which writes
+ * the same bytes, as it does for a recording without samples; live files
+ * never closed leave nothing. */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +26,7 @@ struct run {
 	struct views *live;
 	struct sample_store *store;
 	size_t skip;          /* segments not given to the live files */
+	bool unread;          /* given, as the store gives one that did not read back */
 	uint64_t t;
 };
 
@@ -30,6 +34,13 @@ static void segment_written(void *ctx, const struct store_segment_written *seg)
 {
 	struct run *r = ctx;
 
+	struct store_segment_written unread = *seg;
+
+	unread.labels = NULL;
+	unread.samples = NULL;
+	unread.read_err = -EINVAL;
+	if (r->skip && r->unread)
+		views_live_segment(r->live, &unread);
 	if (r->skip)
 		r->skip--;
 	else
@@ -45,6 +56,7 @@ static int open_run(struct run *r, size_t skip)
 		.segment_ns = 1,    /* a segment closes when a tick asks */
 		.segment_written = segment_written,
 		.segment_ctx = r,
+		.segment_samples = true,
 	};
 
 	snprintf(r->dir, sizeof(r->dir), "/tmp/test_views_live.XXXXXX");
@@ -183,9 +195,10 @@ static bool all_same(const char *dir, const char *other)
 	return same;
 }
 
-/* Records with live files that miss the first skip segments, stops, and
- * writes every view at once beside: the stop's files are those bytes. */
-static void check_stop(size_t skip, const char *what)
+/* Records with live files that miss the first skip segments (unread: get
+ * them as not read back), stops, and writes every view at once beside:
+ * the stop's files are those bytes. */
+static void check_stop(size_t skip, bool unread, const char *what)
 {
 	char report[64] = "/tmp/test_views_live.XXXXXX";
 	struct views *v, *all;
@@ -193,6 +206,7 @@ static void check_stop(size_t skip, const char *what)
 
 	if (open_run(&r, skip) || !mkdtemp(report))
 		return;
+	r.unread = unread;
 	record(&r);
 	if (!skip)
 		CHECK(exists(r.dir, "all.jfr.tmp") && exists(r.dir, "app-1/exec-2/all.jfr.tmp") &&
@@ -246,8 +260,10 @@ static void test_no_segment(void)
 
 int main(void)
 {
-	check_stop(0, "live files");
-	check_stop(1, "live files that missed the first segment, written by the stop");
+	check_stop(0, false, "live files");
+	check_stop(1, false, "live files that missed the first segment, written by the stop");
+	check_stop(1, true, "live files given a segment that did not read back, written by "
+		   "the stop");
 	test_no_segment();
 	test_never_closed();
 	TAP_DONE();

@@ -21,6 +21,7 @@
 #include "base/strmap.h"
 #include "output/sample_store.h"
 #include "output/segment_rows.h"
+#include "output/store_segment.h"
 
 struct sample_store {
 	struct sample_store_settings settings;
@@ -332,6 +333,33 @@ static void release_close_scratch(struct sample_store *st)
 	}
 }
 
+/* Gives the hook the segment just written, read back once. */
+static void tell_written(struct sample_store *st)
+{
+	const struct byte_buf *p = st->parts;
+	struct store_segment_written seg = { &st->settings.info, st->first_ns, st->last_ns,
+					     (uint32_t)st->nlabels, (uint32_t)st->nrecs,
+					     NULL, NULL, 0 };
+	struct store_labels labels;
+	struct store_samples samples;
+
+	seg.read_err = store_labels_parse(p[STORE_LABELS].data, p[STORE_LABELS].len,
+					  st->nlabels, &labels);
+	if (!seg.read_err && st->settings.segment_samples &&
+	    (seg.read_err = store_samples_parse(p[STORE_SAMPLES].data, p[STORE_SAMPLES].len,
+						st->first_ns, labels.n, &samples)))
+		store_labels_free(&labels);
+	if (!seg.read_err) {
+		seg.labels = &labels;
+		seg.samples = st->settings.segment_samples ? &samples : NULL;
+	}
+	st->settings.segment_written(st->settings.segment_ctx, &seg);
+	if (seg.samples)
+		store_samples_free(&samples);
+	if (seg.labels)
+		store_labels_free(&labels);
+}
+
 /* Writes the open segment and starts an empty one. */
 static int close_segment(struct sample_store *st)
 {
@@ -355,14 +383,8 @@ static int close_segment(struct sample_store *st)
 		st->stats.samples_lost += st->nrecs;
 	} else {
 		st->stats.segments++;
-		if (st->settings.segment_written) {
-			struct store_segment_written seg = { &st->settings.info, st->first_ns,
-							     st->last_ns,
-							     (uint32_t)st->nlabels,
-							     (uint32_t)st->nrecs, st->parts };
-
-			st->settings.segment_written(st->settings.segment_ctx, &seg);
-		}
+		if (st->settings.segment_written)
+			tell_written(st);
 	}
 	st->seq++;
 	release_close_scratch(st);

@@ -14,37 +14,29 @@
 #ifndef SPARKPROF_SAMPLE_STORE_H
 #define SPARKPROF_SAMPLE_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "base/sample.h"
+#include "output/sample_labels.h"
 #include "output/store_file.h"
 
-/* Who a sample belongs to. Strings may be short-lived (the store copies
- * them); "" for none. */
-struct sample_labels {
-	pid_t pid, tid;
-	const char *process;      /* the process's frame in profiles: "comm-pid" */
-	const char *thread;       /* full Java name where known, else comm */
-	const char *app_id;       /* a Spark executor's application, else "" */
-	const char *executor_id;  /* and its id */
-	int32_t stage, attempt;   /* the Spark stage attempt, -1: none */
-	int64_t task;             /* the Spark task id (TID), -1: none */
-	uint8_t attribution;      /* how the stage was found (enum attribution_method) */
-	uint8_t flags;            /* LABEL_* */
-};
+struct store_labels;
+struct store_samples;
 
-/* The sample goes to its executor's views (a selected executor, and the
- * thread passes --threads). */
-#define LABEL_EXECUTOR_VIEWS 1u
-
-/* A segment just written, its parts uncompressed (store_file.h). */
+/* A segment just written, read back from its bytes once for every user of
+ * the hook (output/store_segment.h). */
 struct store_segment_written {
 	const struct store_info *info;  /* the recording's */
 	uint64_t first_ns, last_ns;
-	uint32_t labels, samples;
-	const struct byte_buf *parts;   /* STORE_PARTS of them */
+	uint32_t nlabels, nsamples;
+	/* NULL when they did not read back: read_err says why (-EINVAL,
+	 * -ENOMEM). samples: NULL too unless segment_samples is set. */
+	const struct store_labels *labels;
+	const struct store_samples *samples;
+	int read_err;
 };
 
 struct sample_store_settings {
@@ -57,6 +49,7 @@ struct sample_store_settings {
 	 * wait). NULL: none. */
 	void (*segment_written)(void *ctx, const struct store_segment_written *seg);
 	void *segment_ctx;
+	bool segment_samples;       /* the hook reads samples, not only labels */
 };
 
 struct sample_store;

@@ -135,16 +135,15 @@ static struct stage_entry *find(struct stage_writer *w, const char *app, const c
 
 void stage_writer_segment(struct stage_writer *w, const struct store_segment_written *seg)
 {
-	struct store_labels labels;
+	const struct store_labels *labels = seg->labels;
 
-	if (store_labels_parse(seg->parts[STORE_LABELS].data, seg->parts[STORE_LABELS].len,
-			       seg->labels, &labels)) {
+	if (!labels) {
 		w->failed = true;   /* our own bytes; the stop writes every stage */
 		w->segments++;
 		return;
 	}
-	for (size_t i = 0; i < labels.n; i++) {
-		const struct sample_labels *l = &labels.labels[i];
+	for (size_t i = 0; i < labels->n; i++) {
+		const struct sample_labels *l = &labels->labels[i];
 		struct stage_entry *e;
 
 		if (!(l->flags & LABEL_EXECUTOR_VIEWS) || l->stage < 0)
@@ -153,7 +152,6 @@ void stage_writer_segment(struct stage_writer *w, const struct store_segment_wri
 		if ((e = find(w, l->app_id, l->executor_id, l->stage, l->attempt, true)))
 			e->last = w->segments;
 	}
-	store_labels_free(&labels);
 	w->segments++;
 }
 

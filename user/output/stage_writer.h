@@ -34,7 +34,8 @@ struct stage_writer *stage_writer_new(const char *store_path, const struct views
 void stage_writer_free(struct stage_writer *w);
 
 /* A segment is in the file (sample_store_settings.segment_written): the
- * stages its samples belong to. */
+ * stages its samples belong to. One that did not read back leaves every
+ * stage to the stop. */
 void stage_writer_segment(struct stage_writer *w, const struct store_segment_written *seg);
 
 /* Between batches: writes the files of up to STAGE_WRITER_BATCH stages

@@ -8,7 +8,8 @@
 #include <stdint.h>
 
 #include "base/frame.h"
-#include "output/sample_store.h"
+#include "base/sample.h"
+#include "output/sample_labels.h"
 #include "output/store_file.h"
 
 /* Labels of a segment; their strings live in it. */

@@ -423,25 +423,14 @@ struct views *views_live_new(const struct views_settings *s)
 
 int views_live_segment(struct views *v, const struct store_segment_written *seg)
 {
-	const struct byte_buf *parts = seg->parts;
-	struct store_labels labels;
-	struct store_samples ss;
 	int err = v->live_failed ? -ECANCELED : 0;
 
 	v->live_info = *seg->info;
 	v->info = &v->live_info;
-	if (!err)
-		err = store_labels_parse(parts[STORE_LABELS].data, parts[STORE_LABELS].len,
-					 seg->labels, &labels);
-	if (!err && (err = store_samples_parse(parts[STORE_SAMPLES].data, parts[STORE_SAMPLES].len,
-					       seg->first_ns, labels.n, &ss)))
-		store_labels_free(&labels);
-	if (!err) {
-		if (!(err = view_set_add(v->set, &labels, v->fed)) && !(err = fit_views(v)))
-			file_segment(v, &ss, &labels, v->fed);
-		store_samples_free(&ss);
-		store_labels_free(&labels);
-	}
+	if (!err && !seg->samples)
+		err = seg->read_err ? seg->read_err : -EINVAL;
+	if (!err && !(err = view_set_add(v->set, seg->labels, v->fed)) && !(err = fit_views(v)))
+		file_segment(v, seg->samples, seg->labels, v->fed);
 	v->fed++;
 	if (err && !v->live_failed) {
 		sp_err("%s: the node's and executors' JFR files are left to the end of the "

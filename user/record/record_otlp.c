@@ -45,20 +45,11 @@ void record_otlp_free(struct record_otlp *x, uint64_t wait_ms)
 static int encode(const struct store_segment_written *seg, struct otlp_batch *b,
 		  uint8_t **body, size_t *len)
 {
-	const struct byte_buf *p = seg->parts;
-	struct store_labels labels;
-	struct store_samples samples;
-	int err = store_labels_parse(p[STORE_LABELS].data, p[STORE_LABELS].len, seg->labels, &labels);
+	int err;
 
-	if (err)
-		return err;
-	err = store_samples_parse(p[STORE_SAMPLES].data, p[STORE_SAMPLES].len, seg->first_ns,
-				  labels.n, &samples);
-	if (!err) {
-		err = otlp_batch_add(b, &labels, &samples, seg->first_ns, seg->last_ns);
-		store_samples_free(&samples);
-	}
-	store_labels_free(&labels);
+	if (!seg->samples)
+		return seg->read_err ? seg->read_err : -EINVAL;
+	err = otlp_batch_add(b, seg->labels, seg->samples, seg->first_ns, seg->last_ns);
 	return err ? err : otlp_batch_encode(b, body, len);
 }
 
@@ -76,10 +67,10 @@ void record_otlp_segment(struct record_otlp *x, const struct store_segment_writt
 	if (err) {
 		if (!x->unencoded_said)
 			sp_err("OTLP export to %s: a segment of %u samples: %s",
-			       x->opts.sender.url, seg->samples, strerror(-err));
+			       x->opts.sender.url, seg->nsamples, strerror(-err));
 		x->unencoded_said = true;
 		x->unencoded_segments++;
-		x->unencoded_samples += seg->samples;
+		x->unencoded_samples += seg->nsamples;
 		otlp_batch_free(b);
 		return;
 	}

@@ -2,8 +2,8 @@
  * once in the file, sent as one OTLP profiles request
  * (export/otlp_profiles.h) by a sender (export/otlp_sender.h) that lives
  * for the whole recording, across --rotate's intervals. The recorder's
- * thread only parses the segment's parts and encodes them; the network is
- * the sender's thread's.
+ * thread only encodes the segment the store read back; the network is the
+ * sender's thread's.
  */
 #ifndef SPARKPROF_RECORD_OTLP_H
 #define SPARKPROF_RECORD_OTLP_H

@@ -173,6 +173,7 @@ static struct sample_store *open_store(struct recorder *rec)
 		.segment_ns = SEGMENT_NS,
 		.segment_written = segment_written,
 		.segment_ctx = rec,
+		.segment_samples = o->jfr || cfg->otlp,   /* the live JFR files, OTLP */
 	};
 
 	if (gethostname(st.info.host, sizeof(st.info.host) - 1))
