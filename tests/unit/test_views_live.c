@@ -33,7 +33,6 @@ struct run {
 static void segment_written(void *ctx, const struct store_segment_written *seg)
 {
 	struct run *r = ctx;
-
 	struct store_segment_written unread = *seg;
 
 	unread.labels = NULL;
@@ -212,6 +211,9 @@ static void check_stop(size_t skip, bool unread, const char *what)
 		CHECK(exists(r.dir, "all.jfr.tmp") && exists(r.dir, "app-1/exec-2/all.jfr.tmp") &&
 		      !exists(r.dir, "all.jfr"),
 		      "while recording: the node's and executors' .tmp files");
+	if (unread)
+		CHECK(!exists(r.dir, "all.jfr.tmp") && !exists(r.dir, "app-1/exec-2/all.jfr.tmp"),
+		      "%s: given up at once, while recording", what);
 	sample_store_finish(r.store);
 	v = write_views(&r, r.dir, true);
 	all = write_views(&r, report, false);

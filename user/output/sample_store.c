@@ -345,14 +345,12 @@ static void tell_written(struct sample_store *st)
 
 	seg.read_err = store_labels_parse(p[STORE_LABELS].data, p[STORE_LABELS].len,
 					  st->nlabels, &labels);
-	if (!seg.read_err && st->settings.segment_samples &&
-	    (seg.read_err = store_samples_parse(p[STORE_SAMPLES].data, p[STORE_SAMPLES].len,
-						st->first_ns, labels.n, &samples)))
-		store_labels_free(&labels);
-	if (!seg.read_err) {
+	if (!seg.read_err)
 		seg.labels = &labels;
-		seg.samples = st->settings.segment_samples ? &samples : NULL;
-	}
+	if (seg.labels && st->settings.segment_samples &&
+	    !(seg.read_err = store_samples_parse(p[STORE_SAMPLES].data, p[STORE_SAMPLES].len,
+						 st->first_ns, labels.n, &samples)))
+		seg.samples = &samples;
 	st->settings.segment_written(st->settings.segment_ctx, &seg);
 	if (seg.samples)
 		store_samples_free(&samples);

@@ -26,14 +26,15 @@
 struct store_labels;
 struct store_samples;
 
-/* A segment just written, read back from its bytes once for every user of
- * the hook (output/store_segment.h). */
+/* A segment just written, its parts (still in memory) parsed once for
+ * every user of the hook (output/store_segment.h). */
 struct store_segment_written {
 	const struct store_info *info;  /* the recording's */
 	uint64_t first_ns, last_ns;
 	uint32_t nlabels, nsamples;
-	/* NULL when they did not read back: read_err says why (-EINVAL,
-	 * -ENOMEM). samples: NULL too unless segment_samples is set. */
+	/* Valid during the call. NULL when they did not read back: read_err
+	 * says why (-EINVAL, -ENOMEM). samples: NULL unless segment_samples
+	 * is set. */
 	const struct store_labels *labels;
 	const struct store_samples *samples;
 	int read_err;
@@ -44,9 +45,8 @@ struct sample_store_settings {
 	struct store_info info;
 	size_t segment_bytes;       /* a segment's memory before it closes */
 	uint64_t segment_ns;        /* and its longest span of sample time */
-	/* Called with each segment once it is in the file, before its parts
-	 * are freed, on the thread that closed it (an export: it must not
-	 * wait). NULL: none. */
+	/* Called with each segment once it is in the file, on the thread
+	 * that closed it (an export: it must not wait). NULL: none. */
 	void (*segment_written)(void *ctx, const struct store_segment_written *seg);
 	void *segment_ctx;
 	bool segment_samples;       /* the hook reads samples, not only labels */

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "output/sample_store.h"
+#include "output/sample_labels.h"
 #include "output/store_file.h"
 #include "spark/stage_attribution.h"
 

@@ -40,8 +40,9 @@ void views_free(struct views *v);
  * live_jfr, closes them, or writes them itself if they missed a segment.
  * views_free removes those not closed. NULL: no memory. */
 struct views *views_live_new(const struct views_settings *s);
-/* Adds a segment just written (sample_store.h). 0, or -errno after a
- * message, and the live files are given up. */
+/* Adds a segment just written (sample_store.h; the hook needs
+ * segment_samples). 0, or -errno after a message, and the live files are
+ * given up. */
 int views_live_segment(struct views *v, const struct store_segment_written *seg);
 
 size_t views_count(const struct views *v);

@@ -24,7 +24,8 @@ struct record_otlp *record_otlp_new(const struct otlp_options *o);
  * frees. */
 void record_otlp_free(struct record_otlp *x, uint64_t wait_ms);
 
-/* Encodes seg and hands it to the sender (a segment_written hook).
+/* Encodes seg and hands it to the sender (a segment_written hook that
+ * needs segment_samples).
  * resource_of (may be NULL) tells what the caller knows of a process. A
  * segment that cannot be read or encoded is counted as dropped, with one
  * message. */
