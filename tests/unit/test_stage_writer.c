@@ -45,6 +45,7 @@ static int open_run(struct run *r)
 		.segment_written = segment_written,
 	};
 
+	*r = (struct run){ 0 };
 	snprintf(r->dir, sizeof(r->dir), "/tmp/test_stage_writer.XXXXXX");
 	if (!mkdtemp(r->dir))
 		return -1;

@@ -58,6 +58,7 @@ static int open_run(struct run *r, size_t skip)
 		.segment_samples = true,
 	};
 
+	*r = (struct run){ 0 };
 	snprintf(r->dir, sizeof(r->dir), "/tmp/test_views_live.XXXXXX");
 	if (!mkdtemp(r->dir))
 		return -1;
