@@ -114,9 +114,34 @@ static int after(const char *prev, const char *path)
 	}
 }
 
+static int compare_pointers(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)*(const void *const *)a, y = (uintptr_t)*(const void *const *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Rows' label_id: below the merge's count, one per labels. */
+static size_t wrong_label_ids(const struct store_node *n, const void **by_id, size_t nlabels)
+{
+	size_t wrong = 0;
+
+	for (size_t i = 0; i < n->nrows; i++) {
+		uint32_t id = n->rows[i].label_id;
+
+		if (id >= nlabels || (by_id[id] && by_id[id] != n->rows[i].labels))
+			wrong++;
+		else
+			by_id[id] = n->rows[i].labels;
+	}
+	return wrong;
+}
+
 static void check_merge(struct store_reader *r)
 {
 	struct store_merge *m = store_merge_open(r);
+	size_t nlabels = m ? store_merge_labels(m) : 0, bad_ids = 0, shared = 0, used = 0;
+	const void **by_id = calloc(nlabels ? nlabels : 1, sizeof(*by_id));
 	char path[DEPTH_MAX + 2][16], text[sizeof(stacks[0].text)] = "", prev[sizeof(text)] = "";
 	size_t nodes = 0, out_of_order = 0, unknown = 0, wrong = 0;
 	struct store_node n;
@@ -137,6 +162,7 @@ static void check_merge(struct store_reader *r)
 		if (*prev && !after(prev, text))
 			out_of_order++;
 		memcpy(prev, text, sizeof(prev));
+		bad_ids += by_id ? wrong_label_ids(&n, by_id, nlabels) : 1;
 		for (size_t i = 0; i < n.nrows; i++) {
 			struct stack *s = find(text);
 
@@ -153,6 +179,16 @@ static void check_merge(struct store_reader *r)
 	      nodes, out_of_order);
 	CHECK(!unknown, "every row is at a stored stack's leaf (%zu not)", unknown);
 	CHECK(!wrong, "every stack's count is the number of its samples (%zu wrong)", wrong);
+	for (size_t i = 0; by_id && i < nlabels; i++)
+		if (by_id[i])
+			by_id[used++] = by_id[i];
+	qsort(by_id, used, sizeof(*by_id), compare_pointers);
+	for (size_t i = 1; i < used; i++)
+		shared += by_id[i] == by_id[i - 1];
+	CHECK(nlabels >= store_reader_segments(r) && used > 1 && !bad_ids && !shared,
+	      "rows' label ids: %zu used of %zu, each below the count (%zu not) and one per "
+	      "labels (%zu shared)", used, nlabels, bad_ids, shared);
+	free(by_id);
 	store_merge_close(m);
 }
 

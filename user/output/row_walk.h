@@ -60,7 +60,7 @@ struct row_walk *row_walk_new(struct view_set *vs, const bool *wanted, uint64_t 
 void row_walk_free(struct row_walk *w);
 
 /* Walks every node of m, calling fn for every wanted view with counts at
- * it. 0, fn's first non-zero return, or the merge's -errno. */
+ * it. 0, fn's first non-zero return, -ENOMEM, or the merge's -errno. */
 int row_walk_run(struct row_walk *w, struct store_merge *m, row_walk_fn fn, void *ctx);
 
 /* The path of the node fn was called for, as page builders read it. */

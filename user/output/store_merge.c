@@ -33,6 +33,7 @@ struct level {
 struct cursor {
 	struct store_stream *stream;
 	struct store_labels labels;
+	uint32_t labels_base;         /* label_id of its first labels */
 	size_t segment;
 	uint32_t depth;               /* of the current node; 0: done */
 	struct level *path;           /* path[1..depth] */
@@ -49,6 +50,7 @@ struct store_merge {
 	size_t n;
 	size_t *heap, nheap;
 	size_t *taken, ntaken;        /* cursors of the node returned last */
+	size_t nlabels;               /* of the cursors opened */
 	uint64_t nodes;               /* returned so far */
 	struct store_row *rows;
 	size_t rows_cap;
@@ -87,7 +89,7 @@ static int read_rows(struct cursor *c, bool *failed)
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t labels = store_stream_varint(c->stream, failed);
 		uint8_t ks = store_stream_u8(c->stream, failed);
-		struct store_row row = { NULL, ks >> 4, ks & 15, 0, 0 };
+		struct store_row row = { NULL, 0, ks >> 4, ks & 15, 0, 0 };
 
 		row.weight = store_stream_varint(c->stream, failed);
 		row.samples = store_stream_varint(c->stream, failed);
@@ -95,6 +97,7 @@ static int read_rows(struct cursor *c, bool *failed)
 		    (row.kind == SAMPLE_CPU && row.weight != row.samples))
 			return -EINVAL;
 		row.labels = &c->labels.labels[labels];
+		row.label_id = c->labels_base + (uint32_t)labels;
 		if (grow_array((void **)&c->rows, &c->rows_cap, c->nrows + 1, sizeof(row)))
 			return -ENOMEM;
 		c->rows[c->nrows++] = row;
@@ -218,6 +221,10 @@ static int open_cursor(struct store_merge *m, size_t i, size_t segment)
 	err = store_labels_read(m->r, segment, &c->labels);
 	if (err)
 		return err;
+	if (c->labels.n > UINT32_MAX - m->nlabels)
+		return damaged(c, m);
+	c->labels_base = (uint32_t)m->nlabels;
+	m->nlabels += c->labels.n;
 	c->stream = store_stream_open(m->r, segment, STORE_ROWS);
 	if (!c->stream)
 		return -ENOMEM;
@@ -330,4 +337,9 @@ int store_merge_next(struct store_merge *m, struct store_node *out)
 	out->rows = m->rows;
 	out->nrows = nrows;
 	return 1;
+}
+
+size_t store_merge_labels(const struct store_merge *m)
+{
+	return m->nlabels;
 }

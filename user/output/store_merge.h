@@ -17,6 +17,7 @@
 
 struct store_row {
 	const struct sample_labels *labels;
+	uint32_t label_id;        /* the labels' number in this merge */
 	uint8_t kind, state;      /* enum sample_kind, enum sp_thread_state */
 	uint64_t weight;          /* samples on-CPU; nanoseconds off-CPU */
 	uint64_t samples;
@@ -45,5 +46,8 @@ void store_merge_close(struct store_merge *m);
 /* The next node: 1, 0 at the end, or -errno (-EINVAL for a damaged
  * segment) after a message. */
 int store_merge_next(struct store_merge *m, struct store_node *out);
+
+/* How many labels the merged segments have: rows' label_id is below. */
+size_t store_merge_labels(const struct store_merge *m);
 
 #endif
