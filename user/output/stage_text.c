@@ -33,9 +33,32 @@ struct stage_text {
 	struct view_result *results;
 	struct stage_runs *runs;      /* by view */
 	bool *wanted;                 /* the stage views that get files */
+	bool *spanned;                /* by segment: some wanted view spans it */
+	size_t nspanned;
 	struct row_walk *walk;
 	struct spill_file *spool;     /* made at the first run that waits */
 };
+
+/* The segments some wanted stage spans: the others are not walked. */
+static int mark_spans(struct stage_text *t)
+{
+	for (size_t v = 0; v < view_set_count(t->vs); v++) {
+		const struct view *view = view_set_get(t->vs, v);
+
+		if (t->wanted[v] && view->last_segment >= t->nspanned)
+			t->nspanned = view->last_segment + 1;
+	}
+	if (!(t->spanned = calloc(t->nspanned ? t->nspanned : 1, sizeof(*t->spanned))))
+		return -ENOMEM;
+	for (size_t v = 0; v < view_set_count(t->vs); v++) {
+		const struct view *view = view_set_get(t->vs, v);
+
+		for (size_t seg = view->first_segment; t->wanted[v] && seg <= view->last_segment;
+		     seg++)
+			t->spanned[seg] = true;
+	}
+	return 0;
+}
 
 struct stage_text *stage_text_new(struct view_set *vs, const bool *wanted,
 				  const struct views_settings *s, const struct store_info *info,
@@ -50,10 +73,11 @@ struct stage_text *stage_text_new(struct view_set *vs, const bool *wanted,
 		errno = ENOMEM;
 		return NULL;
 	}
-	*t = (struct stage_text){ vs, s, info, results, t->runs, t->wanted, NULL, NULL };
+	*t = (struct stage_text){ .vs = vs, .s = s, .info = info, .results = results,
+				  .runs = t->runs, .wanted = t->wanted };
 	for (size_t v = 0; v < n; v++)
 		t->wanted[v] = view_set_get(vs, v)->kind == VIEW_STAGE && wanted[v];
-	if (!(t->walk = row_walk_new(vs, t->wanted, info->cpu_period_ns))) {
+	if (mark_spans(t) || !(t->walk = row_walk_new(vs, t->wanted, info->cpu_period_ns))) {
 		stage_text_free(t);
 		errno = ENOMEM;
 		return NULL;
@@ -73,6 +97,7 @@ void stage_text_free(struct stage_text *t)
 	spill_file_free(t->spool);
 	free(t->runs);
 	free(t->wanted);
+	free(t->spanned);
 	free(t);
 }
 
@@ -273,8 +298,13 @@ static int spool_run(struct stage_text *t, size_t v)
 
 int stage_text_segment(struct stage_text *t, struct store_reader *r, size_t seg)
 {
-	struct store_merge *m = store_merge_open_range(r, seg, 1);
-	int err = m ? 0 : -errno;
+	struct store_merge *m;
+	int err;
+
+	if (seg >= t->nspanned || !t->spanned[seg])
+		return 0;
+	m = store_merge_open_range(r, seg, 1);
+	err = m ? 0 : -errno;
 
 	if (!err) {
 		view_set_forget_route(t->vs);
