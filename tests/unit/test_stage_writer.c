@@ -205,13 +205,26 @@ static void test_ended_and_late(void)
 	cleanup(&r, again);
 }
 
+/* The stop, after a failure left stages 3 and 4 to it: it writes them. */
+static void stop_writes_stages_3_and_4(struct run *r)
+{
+	struct views *v;
+
+	sample_store_finish(r->store);
+	v = write_all(r, r->dir, true);
+	CHECK(v && !views_first_error(v), "the stop writes them");
+	CHECK_STR(slurp(r->dir, "stage-3.folded"), "java-9;main;work 2\n", "stage 3 at the stop");
+	CHECK_STR(slurp(r->dir, "stage-4.folded"), "java-9;main;work 2\n", "stage 4 at the stop");
+	views_free(v);
+	cleanup(r, NULL);
+}
+
 /* A store that cannot be read while recording: the stages wait for the stop. */
 static void test_unreadable(void)
 {
 	struct run r;
 	struct stage_writer_stats st;
 	char moved[160];
-	struct views *v;
 	int err;
 
 	if (open_run(&r))
@@ -237,13 +250,7 @@ static void test_unreadable(void)
 	stage_writer_stats(r.writer, &st);
 	CHECK(!st.written && !slurp(r.dir, "stage-4.folded"),
 	      "no more writes while recording after a failure");
-	sample_store_finish(r.store);
-	v = write_all(&r, r.dir, true);
-	CHECK(v && !views_first_error(v), "the stop writes them");
-	CHECK_STR(slurp(r.dir, "stage-3.folded"), "java-9;main;work 2\n", "stage 3 at the stop");
-	CHECK_STR(slurp(r.dir, "stage-4.folded"), "java-9;main;work 2\n", "stage 4 at the stop");
-	views_free(v);
-	cleanup(&r, NULL);
+	stop_writes_stages_3_and_4(&r);
 }
 
 /* A segment the store could not read back: no stage is written while
@@ -251,7 +258,6 @@ static void test_unreadable(void)
 static void test_segment_not_read_back(void)
 {
 	struct stage_writer_stats st;
-	struct views *v;
 	struct run r;
 
 	if (open_run(&r))
@@ -268,13 +274,7 @@ static void test_segment_not_read_back(void)
 	stage_writer_stats(r.writer, &st);
 	CHECK(!st.written && !slurp(r.dir, "stage-3.folded") && !slurp(r.dir, "stage-4.folded"),
 	      "a segment not read back: no stage written while recording after it");
-	sample_store_finish(r.store);
-	v = write_all(&r, r.dir, true);
-	CHECK(v && !views_first_error(v), "the stop writes them");
-	CHECK_STR(slurp(r.dir, "stage-3.folded"), "java-9;main;work 2\n", "stage 3 at the stop");
-	CHECK_STR(slurp(r.dir, "stage-4.folded"), "java-9;main;work 2\n", "stage 4 at the stop");
-	views_free(v);
-	cleanup(&r, NULL);
+	stop_writes_stages_3_and_4(&r);
 }
 
 int main(void)
