@@ -221,17 +221,23 @@ static void describe_python(void *ctx, pid_t pid, const struct sp_python_info *i
 			strerror(-err));
 }
 
-static void describe_jvm(void *ctx, pid_t pid, const struct sp_hotspot_info *info)
+static bool describe_jvm(void *ctx, pid_t pid, const struct sp_hotspot_info *info)
 {
 	struct bpf_side *bpf = ctx;
 	int err = bpf_sampler_set_hotspot(bpf->sampler, pid, info);
 
-	if (err)
+	if (err) {
 		sp_warn("pid %d: stack walker map: %s (plain frame-pointer stacks)", (int)pid,
 			strerror(-err));
+		return false;
+	}
+	if (!info)
+		return true;
+	sp_debug("pid %d: HotSpot: its interpreted frames are walked", (int)pid);
 	/* Its threads already off the CPU were walked without the layout. */
-	else if (info && bpf->offcpu)
+	if (bpf->offcpu)
 		bpf_offcpu_seed(bpf->offcpu);
+	return true;
 }
 
 struct live_status {

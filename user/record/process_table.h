@@ -46,6 +46,7 @@ struct process {
 	uint64_t first_seen_ns;
 	uint64_t address_space;     /* proc_address_space_id when inspected; 0: unknown */
 	uint64_t last_jvm_check_ns; /* when a "java" process was last checked for libjvm.so */
+	uint64_t java_walked_ns;    /* when the stack walker got its HotSpot layout; 0: never */
 	uint64_t cpu_samples;
 	uint64_t off_cpu_ns;
 	uint64_t unknown_user_frames;

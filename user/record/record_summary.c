@@ -268,6 +268,13 @@ static int write_executor(struct process *p, void *ctx)
 			       : attribution_mode_name(executor_attribution_mode(p->executor)));
 	json_key(w, "samples");
 	json_uint(w, p->cpu_samples);
+	/* Interpreted frames sampled before then are not named. */
+	json_key(w, "java_walked_s");
+	if (p->java_walked_ns)
+		json_double(w, p->java_walked_ns > sc->start_ns
+				       ? (double)(p->java_walked_ns - sc->start_ns) / 1e9 : 0.0);
+	else
+		json_null(w);
 	json_key(w, "tid_only_tasks");
 	json_uint(w, executor_tid_only_tasks(p->executor));
 	json_key(w, "late_thread_events");

@@ -330,13 +330,23 @@ static void on_thread_event(void *ctx, const struct jvm_helper_thread_event *ev)
 	file_task_mark(p->recorder, p, ev);
 }
 
-static void become_jvm(struct recorder *rec, struct process *p)
+/* Gives the stack walker the JVM's HotSpot layout, once it is read. */
+static void give_walker(struct recorder *rec, struct process *p, uint64_t now)
 {
 	struct sp_hotspot_info info;
 
-	p->java = java_process_new(p->pid, monotonic_ns(), on_thread_event, p);
-	if (p->java && rec->cfg.on_jvm && java_process_walker_info(p->java, &info))
-		rec->cfg.on_jvm(rec->cfg.ctx, p->pid, &info);
+	if (rec->cfg.on_jvm && java_process_walker_info(p->java, &info) &&
+	    rec->cfg.on_jvm(rec->cfg.ctx, p->pid, &info) && !p->java_walked_ns)
+		p->java_walked_ns = now;
+}
+
+static void become_jvm(struct recorder *rec, struct process *p)
+{
+	uint64_t now = monotonic_ns();
+
+	p->java = java_process_new(p->pid, now, on_thread_event, p);
+	if (p->java)
+		give_walker(rec, p, now);
 }
 
 /* Everything about a new process that can only be read while it lives;
@@ -582,11 +592,8 @@ static int poll_jvm(struct process *p, void *ctx)
 	if (!p->python_settled)
 		python_procs_look(p, now, pc->rec->cfg.on_python, pc->rec->cfg.ctx);
 	if (p->java) {
-		struct sp_hotspot_info info;
-
-		if (java_process_poll(p->java, now, p->retired) && pc->rec->cfg.on_jvm &&
-		    java_process_walker_info(p->java, &info))
-			pc->rec->cfg.on_jvm(pc->rec->cfg.ctx, p->pid, &info);
+		if (java_process_poll(p->java, now, p->retired))
+			give_walker(pc->rec, p, now);
 		return 0;
 	}
 	/* A retired entry's pid now runs another program: nothing to find. */

@@ -39,8 +39,9 @@ struct recorder_config {
 	 * its exec from then on, so an exec racing the inspection is seen. */
 	void (*on_new_process)(void *ctx, pid_t pid);
 	/* Called when a JVM is found whose stacks the BPF walker can walk
-	 * (info), and with NULL when that pid runs another program. */
-	void (*on_jvm)(void *ctx, pid_t pid, const struct sp_hotspot_info *info);
+	 * (info), and with NULL when that pid runs another program; false:
+	 * the walker could not be given it. */
+	bool (*on_jvm)(void *ctx, pid_t pid, const struct sp_hotspot_info *info);
 	/* The same for a CPython process the Python walker can walk. */
 	void (*on_python)(void *ctx, pid_t pid, const struct sp_python_info *info);
 	void *ctx;
