@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import warnings
 
@@ -52,10 +53,19 @@ def boot(vng, vmlinuz, out, script):
     # A CPU without AVX: QEMU 7.2 emulates some AVX code wrongly (a JVM's
     # JIT code took a #GP at a method's entry under its default CPU).
     # --verbose: the guest kernel's console, for a boot that fails.
-    return subprocess.run([vng, "--verbose", "--disable-kvm", "--run", vmlinuz, "--cpus", "2",
-                           "--memory", "4G", "--qemu-opts=-cpu Westmere", f"--rwdir={out}",
-                           "--exec", script],
-                          capture_output=True, text=True, timeout=900)
+    # Its own session: a VM that outlives the timeout is killed with QEMU,
+    # which vng starts as a grandchild, and does not load the rest of the run.
+    cmd = [vng, "--verbose", "--disable-kvm", "--run", vmlinuz, "--cpus", "2", "--memory", "4G",
+           "--qemu-opts=-cpu Westmere", f"--rwdir={out}", "--exec", script]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=900)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+        stderr += "\n(killed after 900 s)"
+    return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
 
 
 @pytest.fixture(scope="module", params=releases())
@@ -86,6 +96,9 @@ def vm(request, tmp_path_factory, jdks, sim_classpath):
     assert (out / "done").exists(), \
         f"the VM of {release} did not finish:\n" + "\n---\n".join(consoles)
     assert (out / "release").read_text().strip() == release
+    hang = out / "jvm.hang"
+    assert not hang.exists(), \
+        f"record -p did not stop on {release} after its JVM exited:\n{hang.read_text()[-6000:]}"
     return release, reduced, out
 
 
@@ -152,13 +165,19 @@ def test_jvm_by_pid_names_java_and_splits_by_stage(vm):
     # a busy host slows the compiler) are not unnamed.
     unnamed = sum(c for s, c in tasks.items()
                   if spark_sim.STAGE_FRAME.search(s) and "Interpreter" in s.split(";"))
-    walked = summary(out / "jvm")["java_stacks_continued_from_last_java_frame"]
+    rec = summary(out / "jvm")
+    walked = rec["java_stacks_continued_from_last_java_frame"]
+    described = rec["executors"][0]["java_walked_s"]
     if "hotspot_walk" in reduced:
         # Frame pointers alone: interpreted callers are not named, waits not continued.
         assert unnamed > 0 and walked == 0, (unnamed, walked)
+        assert described is None
     else:
         assert unnamed <= 0.05 * task_samples, (unnamed, task_samples)
         assert walked > 0
+        # The guest starts the stages once the JVM is described to the walker.
+        first = min(s["first_s"] for s in rec["executors"][0]["stages"] if s["stage"] is not None)
+        assert described is not None and described < first, (described, first)
 
 
 def test_jvm_wall_and_off_cpu_profiles_keep_java_callers_of_waits(vm):

@@ -41,14 +41,36 @@ for i in $(seq 120); do
 	grep -q "sim-executor: started" sim.out && break
 	sleep 0.5
 done
-"$SP" record -p "$SIM" -F 199 $OFF_CPU -o jvm > jvm.log 2>&1 &
+"$SP" record -v -p "$SIM" -F 199 $OFF_CPU -o jvm > jvm.log 2>&1 &
+REC=$!
 for i in $(seq 120); do
 	grep -q "recording into" jvm.log && break
+	sleep 0.5
+done
+# The stages start once its interpreted frames can be named (a starved
+# recorder reads the JVM's vmStructs late), unless this kernel cannot walk them.
+for i in $(seq 120); do
+	grep -q "interpreted frames are walked\|reduced:.*hotspot_walk" jvm.log && break
 	sleep 0.5
 done
 "$SP" list > list.out 2> list.err
 sleep 3  # its main thread waits, recorded: the wall profile's known wait
 touch go
+wait "$SIM"
+# The recording stops once the JVM has exited. One that has not stopped
+# 300 s later is stuck: where each of its threads is goes to jvm.hang.
+for i in $(seq 600); do
+	kill -0 "$REC" 2>/dev/null || break
+	sleep 0.5
+done
+if kill -0 "$REC" 2>/dev/null; then
+	for t in /proc/$REC/task/*; do
+		echo "== $t $(cat $t/comm) $(cat $t/wchan)"
+		cat "$t/stack"
+	done > jvm.hang 2>&1
+	gdb -batch -p "$REC" -ex "thread apply all bt" >> jvm.hang 2>&1
+	kill -9 "$REC"
+fi
 wait
 
 # 3. Wall-clock time of a thread that sleeps half its time.
