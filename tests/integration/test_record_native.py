@@ -238,8 +238,10 @@ def test_each_exec_gives_its_pid_one_entry_for_the_new_program(tmp_path):
     """A shell starts a short program 300 times. Each child is sampled around
     its exec: before it (as sh, read by /proc once the exec ran), inside it,
     and after it. Every child must have one hot_functions entry, not a second
-    one of a sample or two that the exec report closed."""
-    script = f"for i in $(seq 300); do {PROGS}/hot_functions 0.015 >/dev/null; done"
+    one of a sample or two that the exec report closed. Each child works
+    25 ms of its CPU time, so that a busy machine does not shrink its work
+    (named under main) beside its fixed start-up (exec, the dynamic loader)."""
+    script = f"for i in $(seq 300); do {PROGS}/hot_functions 0.025 cpu >/dev/null; done"
     record(tmp_path, "-F", 999, "--off-cpu", "--no-html", "--no-jfr", "--", "sh", "-c", script)
     entries = collections.Counter(p["pid"] for p in read_summary(tmp_path)["processes"]
                                   if p["comm"] == "hot_functions")

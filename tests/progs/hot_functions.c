@@ -1,6 +1,8 @@
 /* hot_functions - a workload with known hot spots for the profiler's tests.
  *
- * usage: hot_functions SECONDS
+ * usage: hot_functions SECONDS [cpu]
+ *   cpu: SECONDS of the main thread's CPU time, not of wall-clock time, so
+ *        that a busy machine does not shorten its work;
  *   main thread:  burn_heavy() runs 3x the iterations of burn_light(), in
  *                 alternation, so it gets 3x the CPU time;
  *   reader thread: syscall_reader() reads /dev/zero, so its time is spent
@@ -12,6 +14,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -76,6 +79,8 @@ static void *reader_main(void *arg)
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 5;
+	clockid_t clock = argc > 2 && !strcmp(argv[2], "cpu") ? CLOCK_THREAD_CPUTIME_ID
+							    : CLOCK_MONOTONIC;
 	struct timespec start, now;
 	unsigned long loops = 0;
 	pthread_t reader;
@@ -83,12 +88,12 @@ int main(int argc, char **argv)
 	printf("%d\n", getpid());
 	fflush(stdout);
 	pthread_create(&reader, NULL, reader_main, NULL);
-	clock_gettime(CLOCK_MONOTONIC, &start);
+	clock_gettime(clock, &start);
 	do {
 		burn_heavy();
 		burn_light();
 		loops++;
-		clock_gettime(CLOCK_MONOTONIC, &now);
+		clock_gettime(clock, &now);
 	} while ((double)(now.tv_sec - start.tv_sec) + (now.tv_nsec - start.tv_nsec) / 1e9 < seconds);
 	stop = 1;
 	pthread_join(reader, NULL);
