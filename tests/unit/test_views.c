@@ -302,6 +302,41 @@ static void test_times(void)
 	cleanup(&r);
 }
 
+/* Labels numbered in another order in each segment (stage 7's first in
+ * one, stage 8's in the next) and interleaved within one: each sample
+ * reaches its own stage's files and counts. */
+static void test_label_order(void)
+{
+	const struct view_result *seven, *eight;
+	struct run r;
+	struct views *v;
+	const char *text;
+
+	if (open_run(&r, 0, 64u << 20))
+		return;
+	add(&r, stack_a, 4, 7, 2, 0, false);
+	add(&r, stack_copy_a, 2, 8, 3, 0, false);
+	add(&r, stack_a, 4, 7, 1, 0, true);
+	add(&r, stack_copy_a, 2, 8, 4, 0, false);
+	add(&r, stack_a, 4, 7, 5, 0, false);
+	add(&r, stack_copy_a, 2, 8, 6, 0, true);
+	v = write_views(&r, false);
+	seven = v ? result(v, "app-1/exec-1/stage-7") : NULL;
+	eight = v ? result(v, "app-1/exec-1/stage-8") : NULL;
+	CHECK(seven && eight && seven->cpu_samples == 8 && eight->cpu_samples == 13,
+	      "label order: stage 7 counts 8 samples, stage 8 13 (%llu, %llu)",
+	      seven ? (unsigned long long)seven->cpu_samples : 0ULL,
+	      eight ? (unsigned long long)eight->cpu_samples : 0ULL);
+	text = slurp(&r, "app-1/exec-1/stage-7.folded");
+	CHECK(text && !strcmp(text, "java-9;main;Foo.bar;read;do_sys_read_[k] 8\n"),
+	      "label order: stage 7's file: %s", text ? text : "(none)");
+	text = slurp(&r, "app-1/exec-1/stage-8.folded");
+	CHECK(text && !strcmp(text, "java-9;main;libfoo_work 13\n"),
+	      "label order: stage 8's file: %s", text ? text : "(none)");
+	views_free(v);
+	cleanup(&r);
+}
+
 int main(void)
 {
 	test_format();
@@ -309,5 +344,6 @@ int main(void)
 	test_segments(2048, "segments of 2 KiB");
 	test_full();
 	test_times();
+	test_label_order();
 	TAP_DONE();
 }

@@ -8,14 +8,6 @@
 #include "output/row_walk.h"
 #include "output/store_file.h"
 
-/* Where rows of one labels go (view_set_route), found once a merge. */
-struct route {
-	uint32_t to[3];
-	uint32_t n;                    /* ROUTE_UNKNOWN: not found yet */
-};
-
-#define ROUTE_UNKNOWN UINT32_MAX
-
 struct row_walk {
 	struct view_set *vs;
 	const bool *wanted;
@@ -24,8 +16,7 @@ struct row_walk {
 	uint32_t *touched;             /* views counted at this node */
 	bool *is_touched;
 	size_t ntouched;
-	struct route *routes;          /* by the merge's label_id */
-	size_t routes_cap;
+	struct view_routes routes;     /* by the merge's label_id */
 	struct row_path path;
 };
 
@@ -54,7 +45,7 @@ void row_walk_free(struct row_walk *w)
 	free(w->counts);
 	free(w->touched);
 	free(w->is_touched);
-	free(w->routes);
+	view_routes_free(&w->routes);
 	row_path_free(&w->path);
 	free(w);
 }
@@ -129,15 +120,13 @@ void row_path_free(struct row_path *p)
 
 static void count_row(struct row_walk *w, const struct store_row *row)
 {
-	struct route *r = &w->routes[row->label_id];
+	const struct view_route *r = view_routes_get(&w->routes, w->vs, row->label_id, row->labels);
 	const uint32_t *to = r->to;
-	size_t nviews = r->n != ROUTE_UNKNOWN ? r->n
-			: (r->n = (uint32_t)view_set_route(w->vs, row->labels, r->to));
 	uint64_t wall = row->kind == SAMPLE_CPU ? row->weight * w->cpu_period_ns : row->weight;
 	unsigned state = row->kind == SAMPLE_CPU ? SP_STATE_RUNNING
 			 : row->state < ROW_STATES ? row->state : SP_STATE_OTHER;
 
-	for (size_t i = 0; i < nviews; i++) {
+	for (size_t i = 0; i < r->n; i++) {
 		struct row_counts *c = &w->counts[to[i]];
 
 		if (!w->wanted[to[i]])
@@ -157,14 +146,9 @@ static void count_row(struct row_walk *w, const struct store_row *row)
 
 int row_walk_run(struct row_walk *w, struct store_merge *m, row_walk_fn fn, void *ctx)
 {
-	size_t nlabels = store_merge_labels(m);
 	struct store_node n;
-	int rc, err = 0;
+	int rc = 0, err = view_routes_reset(&w->routes, store_merge_labels(m));
 
-	if (grow_array((void **)&w->routes, &w->routes_cap, nlabels, sizeof(*w->routes)))
-		return -ENOMEM;
-	for (size_t i = 0; i < nlabels; i++)
-		w->routes[i].n = ROUTE_UNKNOWN;
 	while (!err && (rc = store_merge_next(m, &n)) == 1) {
 		if ((err = row_path_enter(&w->path, &n)))
 			break;

@@ -306,11 +306,8 @@ int stage_text_segment(struct stage_text *t, struct store_reader *r, size_t seg)
 	m = store_merge_open_range(r, seg, 1);
 	err = m ? 0 : -errno;
 
-	if (!err) {
-		view_set_forget_route(t->vs);
+	if (!err)
 		err = row_walk_run(t->walk, m, on_counts, t);
-		view_set_forget_route(t->vs);
-	}
 	store_merge_close(m);
 	for (size_t v = 0; v < view_set_count(t->vs); v++) {
 		const struct view *view = view_set_get(t->vs, v);

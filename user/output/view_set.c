@@ -22,9 +22,6 @@ struct view_set {
 	struct string_pool *texts;  /* views' names and ids */
 	struct strmap *by_key;      /* executor and stage keys -> index + 1 */
 	struct byte_buf key;
-	const struct sample_labels *memo;  /* the labels routed last, and where */
-	uint32_t memo_out[3];
-	size_t memo_n;
 };
 
 /* The set's copy of s, cut to max - 1 bytes. */
@@ -191,33 +188,47 @@ const struct view *view_set_get(const struct view_set *vs, size_t i)
 	return &vs->views[i];
 }
 
-void view_set_forget_route(struct view_set *vs)
-{
-	vs->memo = NULL;
-}
-
-size_t view_set_route(struct view_set *vs, const struct sample_labels *l, uint32_t out[3])
+static uint32_t route(struct view_set *vs, const struct sample_labels *l, uint32_t out[3])
 {
 	int64_t e, s;
 
-	if (l == vs->memo) {
-		memcpy(out, vs->memo_out, sizeof(vs->memo_out));
-		return vs->memo_n;
-	}
 	out[0] = 0;
-	vs->memo_n = 1;
-	if (l->flags & LABEL_EXECUTOR_VIEWS) {
-		e = lookup(vs, l, false);
-		s = vs->stages ? lookup(vs, l, true) : 0;
-		if (e < 0 || s < 0)
-			return 0;
-		out[1] = (uint32_t)e;
-		out[2] = (uint32_t)s;
-		vs->memo_n = vs->stages ? 3 : 2;
-	}
-	vs->memo = l;
-	memcpy(vs->memo_out, out, sizeof(vs->memo_out));
-	return vs->memo_n;
+	if (!(l->flags & LABEL_EXECUTOR_VIEWS))
+		return 1;
+	e = lookup(vs, l, false);
+	s = vs->stages ? lookup(vs, l, true) : 0;
+	if (e < 0 || s < 0)
+		return 0;
+	out[1] = (uint32_t)e;
+	out[2] = (uint32_t)s;
+	return vs->stages ? 3 : 2;
+}
+
+#define ROUTE_UNKNOWN UINT32_MAX
+
+int view_routes_reset(struct view_routes *rt, size_t n)
+{
+	if (grow_array((void **)&rt->by_id, &rt->cap, n, sizeof(*rt->by_id)))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		rt->by_id[i].n = ROUTE_UNKNOWN;
+	return 0;
+}
+
+const struct view_route *view_routes_get(struct view_routes *rt, struct view_set *vs,
+					 uint32_t id, const struct sample_labels *l)
+{
+	struct view_route *r = &rt->by_id[id];
+
+	if (r->n == ROUTE_UNKNOWN)
+		r->n = route(vs, l, r->to);
+	return r;
+}
+
+void view_routes_free(struct view_routes *rt)
+{
+	free(rt->by_id);
+	*rt = (struct view_routes){ 0 };
 }
 
 size_t view_labels(const struct view *v, const struct store_info *info, const char *attribution,

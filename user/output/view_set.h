@@ -96,14 +96,28 @@ size_t view_set_count(const struct view_set *vs);
 /* Views in the order found: the node's first. */
 const struct view *view_set_get(const struct view_set *vs, size_t i);
 
-/* The views a sample labelled l goes to: the node's, then its executor's
- * and its stage's when l has LABEL_EXECUTOR_VIEWS. Returns how many (1, 2
+/* The views a sample goes to: the node's, then its executor's and its
+ * stage's when its labels have LABEL_EXECUTOR_VIEWS. n: how many (1, 2
  * without stages, or 3), each an index of view_set_get; 0 for labels the
  * set never saw. */
-size_t view_set_route(struct view_set *vs, const struct sample_labels *l, uint32_t out[3]);
-/* Routes are remembered by the labels' address: call when the labels a
- * route was asked for are freed. */
-void view_set_forget_route(struct view_set *vs);
+struct view_route {
+	uint32_t to[3];
+	uint32_t n;
+};
+
+/* Routes found once for each labels of a batch (a segment, a merge) and
+ * then read: the caller numbers the batch's labels 0..n-1. */
+struct view_routes {
+	struct view_route *by_id;
+	size_t cap;
+};
+
+/* A new batch of n labels. 0 or -ENOMEM. */
+int view_routes_reset(struct view_routes *rt, size_t n);
+/* The route of labels id (< the batch's n), which are l. */
+const struct view_route *view_routes_get(struct view_routes *rt, struct view_set *vs,
+					 uint32_t id, const struct sample_labels *l);
+void view_routes_free(struct view_routes *rt);
 
 /* A page's title from the view's labels: "CPU: APP, executor 1, stage 3"
  * (mode: what the page counts, flame_page_mode_label). */

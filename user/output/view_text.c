@@ -274,7 +274,6 @@ int view_text_write(struct store_reader *r, struct view_set *vs, const struct vi
 		err = -errno;
 	if (!err) {
 		p.path = row_walk_path(w);
-		view_set_forget_route(vs);
 		err = row_walk_run(w, m, on_counts, &p);
 	}
 	for (size_t v = 0; p.views && p.wanted && v < n; v++)

@@ -32,6 +32,7 @@ struct views {
 	const struct views_settings *settings;
 	const struct store_info *info;
 	struct frame *frames;         /* a sample's, JFR_MAX_FRAMES */
+	struct view_routes routes;    /* by the filed segment's labels index */
 	/* Live files (views_live_new): fed segments as they close. */
 	bool live, live_failed;
 	size_t fed;                   /* segments fed */
@@ -192,11 +193,11 @@ static void file_sample(struct views *v, const struct store_samples *ss, size_t 
 {
 	const struct store_sample *s = &ss->samples[k];
 	const struct sample_labels *l = &labels->labels[s->labels];
-	uint32_t to[3];
-	size_t nviews = view_set_route(v->set, l, to);
+	const struct view_route *r = view_routes_get(&v->routes, v->set, s->labels, l);
+	const uint32_t *to = r->to;
 	int nframes = -1;   /* read when a view wants them */
 
-	for (size_t i = 0; i < nviews; i++) {
+	for (size_t i = 0; i < r->n; i++) {
 		if (!v->live)
 			count(v, to[i], s, l);
 		if (s->kind == SAMPLE_TASK || !jfr_here(v, to[i]))
@@ -232,14 +233,16 @@ static void end_segment(struct views *v, size_t seg)
 	}
 }
 
-static void file_segment(struct views *v, const struct store_samples *ss,
-			 const struct store_labels *labels, size_t seg)
+/* 0 or -ENOMEM. */
+static int file_segment(struct views *v, const struct store_samples *ss,
+			const struct store_labels *labels, size_t seg)
 {
-	view_set_forget_route(v->set);
+	if (view_routes_reset(&v->routes, labels->n))
+		return -ENOMEM;
 	for (size_t k = 0; k < ss->n; k++)
 		file_sample(v, ss, k, labels);
 	end_segment(v, seg);
-	view_set_forget_route(v->set);
+	return 0;
 }
 
 /* The samples in time order: JFR and counts; and each segment's rows for
@@ -259,10 +262,11 @@ static int time_pass(struct views *v, struct store_reader *r)
 			store_labels_free(&labels);
 		if (err)
 			break;
-		file_segment(v, &ss, &labels, seg);
+		err = file_segment(v, &ss, &labels, seg);
 		store_samples_free(&ss);
 		store_labels_free(&labels);
-		err = stage_text_segment(stages, r, seg);
+		if (!err)
+			err = stage_text_segment(stages, r, seg);
 	}
 	stage_text_free(stages);
 	return err;
@@ -430,7 +434,7 @@ int views_live_segment(struct views *v, const struct store_segment_written *seg)
 	if (!err && !seg->samples)
 		err = seg->read_err ? seg->read_err : -EINVAL;
 	if (!err && !(err = view_set_add(v->set, seg->labels, v->fed)) && !(err = fit_views(v)))
-		file_segment(v, seg->samples, seg->labels, v->fed);
+		err = file_segment(v, seg->samples, seg->labels, v->fed);
 	v->fed++;
 	if (err && !v->live_failed) {
 		sp_err("%s: the node's and executors' JFR files are left to the end of the "
@@ -453,6 +457,7 @@ void views_free(struct views *v)
 		strmap_free(v->states[i].tasks, NULL);
 	}
 	view_set_free(v->set);
+	view_routes_free(&v->routes);
 	free(v->results);
 	free(v->states);
 	free(v->frames);
