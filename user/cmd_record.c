@@ -231,11 +231,8 @@ static bool describe_jvm(void *ctx, pid_t pid, const struct sp_hotspot_info *inf
 			strerror(-err));
 		return false;
 	}
-	if (!info)
-		return true;
-	sp_debug("pid %d: HotSpot: its interpreted frames are walked", (int)pid);
 	/* Its threads already off the CPU were walked without the layout. */
-	if (bpf->offcpu)
+	if (info && bpf->offcpu)
 		bpf_offcpu_seed(bpf->offcpu);
 	return true;
 }

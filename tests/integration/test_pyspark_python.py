@@ -318,15 +318,14 @@ def start_py_spy(pid, out_path, log_path, rate=100, duration=None, idle=False):
     takes as idle (--idle).  At a higher priority than the job: on a busy
     node a starved peer samples unevenly, and its shares stop being a
     reference."""
-    cmd = [py_spy(), "record", "--pid", str(pid), "--rate", str(rate), "--format", "raw",
-           "-o", str(out_path)]
+    cmd = ["nice", "-n", "-10", py_spy(), "record", "--pid", str(pid), "--rate", str(rate),
+           "--format", "raw", "-o", str(out_path)]
     if idle:
         cmd.append("--idle")
     if duration:
         cmd += ["--duration", str(duration)]
     log = open(log_path, "w")
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
-                            preexec_fn=lambda: os.nice(-10))
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     log.close()
     return proc
 

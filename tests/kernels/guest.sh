@@ -58,7 +58,8 @@ sleep 3  # its main thread waits, recorded: the wall profile's known wait
 touch go
 wait "$SIM"
 # The recording stops once the JVM has exited. One that has not stopped
-# 300 s later is stuck: where each of its threads is goes to jvm.hang.
+# 300 s later is stuck: where each of its threads is goes to jvm.hang (gdb's
+# backtraces too, where the host has gdb), and it is not waited for again.
 for i in $(seq 600); do
 	kill -0 "$REC" 2>/dev/null || break
 	sleep 0.5
@@ -68,10 +69,12 @@ if kill -0 "$REC" 2>/dev/null; then
 		echo "== $t $(cat $t/comm) $(cat $t/wchan)"
 		cat "$t/stack"
 	done > jvm.hang 2>&1
-	gdb -batch -p "$REC" -ex "thread apply all bt" >> jvm.hang 2>&1
+	command -v gdb > /dev/null &&
+		timeout 60 gdb -batch -p "$REC" -ex "thread apply all bt" >> jvm.hang 2>&1
 	kill -9 "$REC"
+else
+	wait "$REC"
 fi
-wait
 
 # 3. Wall-clock time of a thread that sleeps half its time.
 #    It stays 5 s after: the recorder may read its maps seconds late.

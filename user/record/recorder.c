@@ -330,23 +330,24 @@ static void on_thread_event(void *ctx, const struct jvm_helper_thread_event *ev)
 	file_task_mark(p->recorder, p, ev);
 }
 
-/* Gives the stack walker the JVM's HotSpot layout, once it is read. */
-static void give_walker(struct recorder *rec, struct process *p, uint64_t now)
+/* Gives the stack walker the JVM's HotSpot layout, once it is read; the
+ * moment is taken once the walker has it. */
+static void give_walker(struct recorder *rec, struct process *p)
 {
 	struct sp_hotspot_info info;
 
-	if (rec->cfg.on_jvm && java_process_walker_info(p->java, &info) &&
-	    rec->cfg.on_jvm(rec->cfg.ctx, p->pid, &info) && !p->java_walked_ns)
-		p->java_walked_ns = now;
+	if (!rec->cfg.on_jvm || !java_process_walker_info(p->java, &info) ||
+	    !rec->cfg.on_jvm(rec->cfg.ctx, p->pid, &info) || p->java_walked_ns)
+		return;
+	p->java_walked_ns = monotonic_ns();
+	sp_debug("pid %d: HotSpot: its interpreted frames are walked", (int)p->pid);
 }
 
 static void become_jvm(struct recorder *rec, struct process *p)
 {
-	uint64_t now = monotonic_ns();
-
-	p->java = java_process_new(p->pid, now, on_thread_event, p);
+	p->java = java_process_new(p->pid, monotonic_ns(), on_thread_event, p);
 	if (p->java)
-		give_walker(rec, p, now);
+		give_walker(rec, p);
 }
 
 /* Everything about a new process that can only be read while it lives;
@@ -593,7 +594,7 @@ static int poll_jvm(struct process *p, void *ctx)
 		python_procs_look(p, now, pc->rec->cfg.on_python, pc->rec->cfg.ctx);
 	if (p->java) {
 		if (java_process_poll(p->java, now, p->retired))
-			give_walker(pc->rec, p, now);
+			give_walker(pc->rec, p);
 		return 0;
 	}
 	/* A retired entry's pid now runs another program: nothing to find. */

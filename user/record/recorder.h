@@ -40,7 +40,7 @@ struct recorder_config {
 	void (*on_new_process)(void *ctx, pid_t pid);
 	/* Called when a JVM is found whose stacks the BPF walker can walk
 	 * (info), and with NULL when that pid runs another program; false:
-	 * the walker could not be given it. */
+	 * the walker could not be given info. */
 	bool (*on_jvm)(void *ctx, pid_t pid, const struct sp_hotspot_info *info);
 	/* The same for a CPython process the Python walker can walk. */
 	void (*on_python)(void *ctx, pid_t pid, const struct sp_python_info *info);
