@@ -14,6 +14,14 @@ OFF_CPU=
 SP=$ROOT/sparkprof
 PROGS=$ROOT/build/progs
 cd "$OUT" || exit 1
+
+# Waits up to 60 s for a line matching PATTERN (grep's) in FILE.
+wait_for() {
+	for i in $(seq 120); do
+		grep -q "$2" "$1" && return
+		sleep 0.5
+	done
+}
 uname -r > release
 
 # 1. The whole node: a native program with known hot functions.
@@ -37,22 +45,13 @@ wait
 	> sim.out 2>&1 &
 SIM=$!
 # Once its main method runs (JVM start-up takes seconds under emulation).
-for i in $(seq 120); do
-	grep -q "sim-executor: started" sim.out && break
-	sleep 0.5
-done
+wait_for sim.out "sim-executor: started"
 "$SP" record -v -p "$SIM" -F 199 $OFF_CPU -o jvm > jvm.log 2>&1 &
 REC=$!
-for i in $(seq 120); do
-	grep -q "recording into" jvm.log && break
-	sleep 0.5
-done
+wait_for jvm.log "recording into"
 # The stages start once its interpreted frames can be named (a starved
 # recorder reads the JVM's vmStructs late), unless this kernel cannot walk them.
-for i in $(seq 120); do
-	grep -q "interpreted frames are walked\|reduced:.*hotspot_walk" jvm.log && break
-	sleep 0.5
-done
+wait_for jvm.log "interpreted frames are walked\|reduced:.*hotspot_walk"
 "$SP" list > list.out 2> list.err
 sleep 3  # its main thread waits, recorded: the wall profile's known wait
 touch go

@@ -175,6 +175,14 @@ static int write_process(struct process *p, void *ctx)
 	return 0;
 }
 
+/* Seconds from the start of the recording: the index's timeline. A
+ * moment before it (a thread blocked since before it, or sampled while
+ * it began) counts from 0. */
+static double seconds_after(uint64_t start_ns, uint64_t t)
+{
+	return t > start_ns ? (double)(t - start_ns) / 1e9 : 0.0;
+}
+
 static void write_stage(struct json_writer *w, const struct view_result *r, uint64_t total,
 			uint64_t start_ns)
 {
@@ -202,13 +210,10 @@ static void write_stage(struct json_writer *w, const struct view_result *r, uint
 		json_double(w, (double)r->off_cpu_ns / 1e6);
 	}
 	if (r->first_ns && r->last_ns >= r->first_ns) {
-		/* Seconds from the start of the recording: the index's timeline.
-		 * A thread blocked since before it, or sampled while it began (a
-		 * busy node makes that longer), counts from 0. */
 		json_key(w, "first_s");
-		json_double(w, r->first_ns > start_ns ? (double)(r->first_ns - start_ns) / 1e9 : 0.0);
+		json_double(w, seconds_after(start_ns, r->first_ns));
 		json_key(w, "last_s");
-		json_double(w, r->last_ns > start_ns ? (double)(r->last_ns - start_ns) / 1e9 : 0.0);
+		json_double(w, seconds_after(start_ns, r->last_ns));
 	}
 	json_key(w, "samples_by_attribution");
 	json_begin_object(w);
@@ -271,8 +276,7 @@ static int write_executor(struct process *p, void *ctx)
 	/* Interpreted frames sampled before then are not named. */
 	json_key(w, "java_walked_s");
 	if (p->java_walked_ns)
-		json_double(w, p->java_walked_ns > sc->start_ns
-				       ? (double)(p->java_walked_ns - sc->start_ns) / 1e9 : 0.0);
+		json_double(w, seconds_after(sc->start_ns, p->java_walked_ns));
 	else
 		json_null(w);
 	json_key(w, "tid_only_tasks");
