@@ -175,11 +175,86 @@ static void test_round_trip(size_t segment_bytes, uint64_t tick_every, size_t mi
 	store_reader_close(r);
 }
 
+/* The merge walks r to its end, its deepest node want levels down. */
+static void check_depth(struct store_reader *r, uint32_t want, const char *what)
+{
+	struct store_merge *m = store_merge_open(r);
+	struct store_node n;
+	uint32_t depth = 0;
+	int rc = 0;
+
+	while (m && (rc = store_merge_next(m, &n)) == 1)
+		depth = n.depth > depth ? n.depth : depth;
+	CHECK(m && rc == 0 && depth == want,
+	      "%s: the rows merge, process and thread above the frames (depth %u)", what, depth);
+	store_merge_close(m);
+}
+
+/* What the recorder may hand the store at its limits comes back: the
+ * largest ids, texts past the reader's bound (cut between characters),
+ * and the deepest stack, with the process and thread levels above it. */
+static void test_limits(void)
+{
+	static struct frame deep[STORE_FRAMES_MAX];
+	size_t big = STORE_TEXT_MAX + 4096;
+	char *text = malloc(big + 1), path[256];
+	struct sample_store *st = open_store(64u << 20, STORE_PER_THREAD);
+	struct resolved_sample s = { .timestamp_ns = 5, .pid = 9, .tid = 9, .kind = SAMPLE_CPU,
+				     .frames = deep, .nframes = STORE_FRAMES_MAX };
+	struct sample_labels l = { .pid = 9, .tid = 9, .process = "p-9", .app_id = "app-2",
+				   .executor_id = "1", .stage = INT32_MAX, .attempt = INT32_MAX,
+				   .task = INT64_MAX };
+	struct store_reader *r;
+
+	/* "é" (2 bytes) from byte 1 on: byte STORE_TEXT_MAX is inside one. */
+	text[0] = 'x';
+	for (size_t i = 1; i + 1 < big; i += 2)
+		memcpy(text + i, "\xc3\xa9", 2);
+	text[big - 1] = '\0';
+	l.thread = text;
+	for (size_t i = 0; i < STORE_FRAMES_MAX; i++)
+		deep[i] = (struct frame){ i == 0 ? text : "f", FRAME_NATIVE };
+	CHECK(st && !sample_store_add(st, &s, &l) && !sample_store_finish(st),
+	      "limits: a sample at every limit is stored");
+	sample_store_free(st);
+	snprintf(path, sizeof(path), "%s/samples.store", dir);
+	r = store_reader_open(path);
+	CHECK(r != NULL, "limits: the store opens");
+	if (r) {
+		struct store_labels labels;
+		struct store_samples ss;
+		int lerr = store_labels_read(r, 0, &labels), err = lerr;
+
+		CHECK(!err && labels.n == 1 && labels.labels[0].stage == INT32_MAX &&
+		      labels.labels[0].attempt == INT32_MAX && labels.labels[0].task == INT64_MAX,
+		      "limits: the largest stage, attempt and task read back");
+		CHECK(!err && strlen(labels.labels[0].thread) == STORE_TEXT_MAX - 1 &&
+		      !strncmp(labels.labels[0].thread, text, STORE_TEXT_MAX - 1),
+		      "limits: a longer thread name is cut to whole characters (%zu bytes)",
+		      err ? 0 : strlen(labels.labels[0].thread));
+		err = err ? err : store_samples_read(r, 0, labels.n, &ss);
+		CHECK(!err, "limits: the samples read back");
+		if (!err) {
+			size_t nf = store_sample_frames(&ss, ss.samples[0].leaf, deep, STORE_FRAMES_MAX);
+
+			CHECK(nf == STORE_FRAMES_MAX && strlen(deep[0].name) == STORE_TEXT_MAX - 1,
+			      "limits: every frame of the deepest stack, its long name cut (%zu)", nf);
+			store_samples_free(&ss);
+		}
+		if (!lerr)
+			store_labels_free(&labels);
+		check_depth(r, STORE_FRAMES_MAX + 2, "limits");
+		store_reader_close(r);
+	}
+	free(text);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir))
 		return 1;
 	test_round_trip(64u << 20, 0, 1, "one segment");
 	test_round_trip(16u << 10, 500, 20, "many segments");
+	test_limits();
 	TAP_DONE();
 }

@@ -22,6 +22,9 @@
 #include "output/sample_store.h"
 #include "output/segment_rows.h"
 #include "output/store_segment.h"
+#include "symbols/stack_resolver.h"
+
+_Static_assert(STACK_MAX_FRAMES <= STORE_FRAMES_MAX, "a resolved stack fits a store row");
 
 struct sample_store {
 	struct sample_store_settings settings;
@@ -163,7 +166,9 @@ static int64_t labels_index(struct sample_store *st, const struct sample_labels 
 int sample_store_add(struct sample_store *st, const struct resolved_sample *s,
 		     const struct sample_labels *l)
 {
-	int64_t stack = stack_table_intern(st->stacks, NULL, NULL, s->frames, s->nframes);
+	/* What a reader would refuse is never written: the leaf's frames. */
+	size_t nframes = s->nframes < STORE_FRAMES_MAX ? s->nframes : STORE_FRAMES_MAX;
+	int64_t stack = stack_table_intern(st->stacks, NULL, NULL, s->frames, nframes);
 	int64_t labels = stack < 0 ? stack : labels_index(st, l);
 
 	if (labels < 0 || grow_array((void **)&st->recs, &st->recs_cap, st->nrecs + 1,
@@ -190,6 +195,18 @@ static size_t segment_memory(const struct sample_store *st)
 	       st->nrecs * sizeof(*st->recs);
 }
 
+/* s as a reader takes it back: at most STORE_TEXT_MAX bytes, cut between
+ * UTF-8 characters. */
+static void put_text(struct byte_buf *b, const char *s)
+{
+	size_t n = s ? strnlen(s, STORE_TEXT_MAX + 1) : 0;
+
+	if (n > STORE_TEXT_MAX)
+		for (n = STORE_TEXT_MAX; n && ((unsigned char)s[n] & 0xc0) == 0x80; n--)
+			;
+	byte_buf_str(b, s ? s : "", n);
+}
+
 static void encode_labels(struct sample_store *st, struct byte_buf *b)
 {
 	for (size_t i = 0; i < st->nlabels; i++) {
@@ -197,15 +214,16 @@ static void encode_labels(struct sample_store *st, struct byte_buf *b)
 
 		byte_buf_varint(b, (uint64_t)l->pid);
 		byte_buf_varint(b, (uint64_t)l->tid);
+		/* -1 (none) is 0: labels_index leaves nothing below it. */
 		byte_buf_varint(b, (uint64_t)((int64_t)l->stage + 1));
 		byte_buf_varint(b, (uint64_t)((int64_t)l->attempt + 1));
-		byte_buf_varint(b, (uint64_t)(l->task + 1));
+		byte_buf_varint(b, (uint64_t)l->task + 1);
 		byte_buf_u8(b, l->attribution);
 		byte_buf_u8(b, l->flags);
-		byte_buf_str(b, l->process, strlen(l->process));
-		byte_buf_str(b, l->thread, strlen(l->thread));
-		byte_buf_str(b, l->app_id, strlen(l->app_id));
-		byte_buf_str(b, l->executor_id, strlen(l->executor_id));
+		put_text(b, l->process);
+		put_text(b, l->thread);
+		put_text(b, l->app_id);
+		put_text(b, l->executor_id);
 	}
 }
 
@@ -220,7 +238,7 @@ static int64_t name_index(struct sample_store *st, const char *name, uint64_t *n
 	if (!slot)
 		return -ENOMEM;
 	if (!*slot) {
-		byte_buf_str(b, name ? name : "", name ? strlen(name) : 0);
+		put_text(b, name);
 		*slot = (void *)(uintptr_t)++*nnames;
 	}
 	return (int64_t)(uintptr_t)*slot - 1;

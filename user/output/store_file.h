@@ -28,7 +28,8 @@
 
 /* Bounds a reader holds the file to. */
 #define STORE_TEXT_MAX (64u << 10)       /* one frame text or label */
-#define STORE_DEPTH_MAX 8192             /* levels of one stack */
+#define STORE_FRAMES_MAX 8192            /* frames of one sample */
+#define STORE_DEPTH_MAX (STORE_FRAMES_MAX + 2) /* levels of a row: process, thread, frames */
 #define STORE_PART_MAX (1u << 30)        /* one part, uncompressed */
 
 /* Flags of the recording. */

@@ -23,6 +23,10 @@ static const char *copy_str(struct byte_reader *br, char **at)
 	return out;
 }
 
+/* The largest id + 1 (0: none) each field holds. */
+#define ID32_MAX ((uint64_t)INT32_MAX + 1)
+#define ID64_MAX ((uint64_t)INT64_MAX + 1)
+
 int store_labels_parse(const void *data, size_t len, size_t n, struct store_labels *out)
 {
 	struct byte_reader br = byte_reader_of(data, len);
@@ -44,9 +48,9 @@ int store_labels_parse(const void *data, size_t len, size_t n, struct store_labe
 
 		l->pid = (pid_t)byte_reader_bounded(&br, INT32_MAX);
 		l->tid = (pid_t)byte_reader_bounded(&br, INT32_MAX);
-		l->stage = (int32_t)byte_reader_bounded(&br, INT32_MAX) - 1;
-		l->attempt = (int32_t)byte_reader_bounded(&br, INT32_MAX) - 1;
-		l->task = (int64_t)byte_reader_bounded(&br, INT64_MAX) - 1;
+		l->stage = (int32_t)((int64_t)byte_reader_bounded(&br, ID32_MAX) - 1);
+		l->attempt = (int32_t)((int64_t)byte_reader_bounded(&br, ID32_MAX) - 1);
+		l->task = (int64_t)(byte_reader_bounded(&br, ID64_MAX) - 1);
 		l->attribution = byte_reader_u8(&br);
 		l->flags = byte_reader_u8(&br);
 		l->process = copy_str(&br, &at);
