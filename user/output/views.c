@@ -35,6 +35,7 @@ struct views {
 	struct view_routes routes;    /* by the filed segment's labels index */
 	/* Live files (views_live_new): fed segments as they close. */
 	bool live, live_failed;
+	int live_error;               /* a live file's write failed: -errno */
 	size_t fed;                   /* segments fed */
 	struct store_info live_info;
 	struct views_settings own_settings;  /* settings changed for this write */
@@ -91,7 +92,9 @@ static void jfr_failed(struct views *v, size_t i, int err)
 {
 	struct view_state *st = &v->states[i];
 
-	if (err != -ENAMETOOLONG)
+	if (v->live && !v->live_error)
+		v->live_error = err;   /* the stop writes the live files itself */
+	else if (!v->live && err != -ENAMETOOLONG)
 		sp_err("write %s/%s.jfr: %s; its folded profiles are still written", v->settings->dir,
 		       view_set_get(v->set, i)->name, strerror(-err));
 	jfr_writer_close(st->jfr);   /* removes what it wrote */
@@ -435,6 +438,8 @@ int views_live_segment(struct views *v, const struct store_segment_written *seg)
 		err = seg->read_err ? seg->read_err : -EINVAL;
 	if (!err && !(err = view_set_add(v->set, seg->labels, v->fed)) && !(err = fit_views(v)))
 		err = file_segment(v, seg->samples, seg->labels, v->fed);
+	if (!err)
+		err = v->live_error;
 	v->fed++;
 	if (err && !v->live_failed) {
 		sp_err("%s: the node's and executors' JFR files are left to the end of the "
@@ -451,9 +456,10 @@ void views_free(struct views *v)
 		return;
 	if (v->live && v->states)
 		live_discard(v);
+	/* A file still open here was not finished: it must not look whole. */
 	for (size_t i = 0; v->states && i < v->n; i++) {
 		if (v->states[i].jfr)
-			jfr_writer_close(v->states[i].jfr);
+			jfr_writer_discard(v->states[i].jfr);
 		strmap_free(v->states[i].tasks, NULL);
 	}
 	view_set_free(v->set);

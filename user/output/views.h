@@ -35,8 +35,8 @@ struct views *views_write(struct store_reader *r, const struct views_settings *s
 void views_free(struct views *v);
 
 /* Live files: the node's and executors' JFR files, written as the
- * store's segments close (record), so that the stop need not read every
- * sample again for them. The stop's views_write, given them as settings'
+ * store's segments close (record), so that the stop need not write them
+ * again (it still reads every sample for the views' counts). The stop's views_write, given them as settings'
  * live_jfr, closes them, or writes them itself if they missed a segment.
  * views_free removes those not closed. NULL: no memory. */
 struct views *views_live_new(const struct views_settings *s);

@@ -94,7 +94,7 @@ struct recorder {
 	struct frame *frames;
 	struct recorder_totals totals;
 	struct ring_use ring;         /* bytes 0 until set */
-	bool store_error;             /* a segment could not be written (said) */
+	int store_error;              /* the first segment write's -errno (said) */
 	uint64_t dropped_at_start;    /* the drain thread's drops when it was made */
 	uint64_t last_helper_poll_ns;
 	uint64_t last_exit_sweep_ns;
@@ -102,11 +102,11 @@ struct recorder {
 	uint64_t last_memory_log_ns;   /* -v: what the memory holds, every minute */
 };
 
-/* What the recorder knows of a process beyond the store's labels: a
- * Kubernetes executor's pod. */
 /* How long the end of a recording waits for --otlp's last requests. */
 #define RECORD_OTLP_FINISH_MS 10000
 
+/* What the recorder knows of a process beyond the store's labels: a
+ * Kubernetes executor's pod. */
 static void resource_of(void *ctx, pid_t pid, struct otlp_resource_extra *out)
 {
 	struct process *p = process_table_find(((struct recorder *)ctx)->processes, pid);
@@ -511,9 +511,9 @@ static struct pending_record *queue_record(struct recorder *rec, struct process 
 	if (!pr)
 		return NULL;
 	pr->next = NULL;
-	/* The last tick's time, at most a tick behind: the fine clock was 5%
-	 * of the recorder's CPU at 10 kHz, and a record named a tick early
-	 * still waited about resolve_delay_ns. */
+	/* The last tick's time, at most a tick behind: a fine clock per record
+	 * costs too much at 10 kHz, and a record named a tick early still
+	 * waits about resolve_delay_ns. */
 	pr->arrival_ns = clock_ns(CLOCK_MONOTONIC_COARSE);
 	pr->timestamp_ns = hdr->timestamp_ns;
 	pr->kind = hdr->kind;
@@ -855,6 +855,8 @@ static void log_memory(struct recorder *rec, uint64_t now)
 
 void recorder_drain(struct recorder *rec, uint64_t now, bool flush_all)
 {
+	int err;
+
 	if (flush_all || now - rec->last_helper_poll_ns >= HELPER_POLL_NS) {
 		struct poll_ctx pc = { rec, now };
 
@@ -885,8 +887,8 @@ void recorder_drain(struct recorder *rec, uint64_t now, bool flush_all)
 	if (!flush_all && now - rec->last_thread_sweep_ns >= THREAD_SWEEP_NS)
 		sweep_threads(rec, now);
 	/* Between batches: a segment due is written now, never inside an add. */
-	if (!flush_all && sample_store_tick(rec->store, now))
-		rec->store_error = true;
+	if (!flush_all && (err = sample_store_tick(rec->store, now)) && !rec->store_error)
+		rec->store_error = err;
 	if (!flush_all)
 		stage_writer_tick(rec->stages);   /* what fails is written at the stop */
 	if (!flush_all && now - rec->last_memory_log_ns >= MEMORY_LOG_NS &&
@@ -908,6 +910,7 @@ static struct views *write_views(struct recorder *rec)
 	char path[PATH_MAX];
 	struct store_reader *r;
 	struct views *views;
+	int err;
 
 	vs.stage_wanted = stage_writer_wanted;
 	vs.stage_ctx = rec->stages;
@@ -916,7 +919,9 @@ static struct views *write_views(struct recorder *rec)
 	if (!(r = store_reader_open(path)))
 		return NULL;
 	views = views_write(r, &vs);
+	err = errno;
 	store_reader_close(r);
+	errno = err;
 	return views;
 }
 
@@ -942,6 +947,7 @@ int recorder_finish(struct recorder *rec, const uint64_t counters[SP_CNT_MAX],
 		.otlp = rec->cfg.otlp,
 	};
 	struct views *views;
+	size_t store_memory;
 	int err, err2;
 
 	recorder_drain(rec, monotonic_ns(), true);
@@ -955,17 +961,20 @@ int recorder_finish(struct recorder *rec, const uint64_t counters[SP_CNT_MAX],
 	}
 	measure_memory(rec, &memory);
 	err = sample_store_finish(rec->store);
+	store_memory = memory.store.memory;   /* the last segment's, before it closed */
 	sample_store_stats(rec->store, &memory.store);
+	memory.store.memory = store_memory;
 	/* The last segment is queued now: a recording that ends gives it a
 	 * while to go (an interval of --rotate does not wait: sampling goes on). */
 	if (rec->cfg.otlp && !rec->cfg.opts->rotate_ns)
 		record_otlp_drain(rec->cfg.otlp, RECORD_OTLP_FINISH_MS);
-	if (err || rec->store_error)
-		in.store_error = err ? err : -EIO;
+	if (!err)
+		err = rec->store_error;
+	in.store_error = err;
 	views = write_views(rec);
 	in.views = views;
 	if (!views && !err)
-		err = -EIO;
+		err = errno ? -errno : -EIO;   /* said where it failed */
 	if (views && !err)
 		err = views_first_error(views);
 	err2 = record_summary_write(&in);
