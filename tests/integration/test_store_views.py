@@ -200,3 +200,16 @@ def test_damaged_store_is_read_as_far_as_it_is_whole(sim_recording, tmp_path):
                        timeout=300)
     assert r.returncode == 1 and r.stderr.count("\n") == 1 and \
         "not a sparkprof sample store" in r.stderr, r.stderr
+    # A damaged head with segments after it is not a recording that did not
+    # end: the store is refused, naming the segment, not read as far as it.
+    heads = [i for i in range(len(store)) if store.startswith(b"SEG1", i)]
+    assert len(heads) >= 3, len(heads)
+    damaged = bytearray(store)
+    damaged[heads[len(heads) // 2]] ^= 0xff
+    (cut / "samples.store").write_bytes(bytes(damaged))
+    r = subprocess.run([SPARKPROF, "convert", str(cut), "-o", str(tmp_path / "bad.pb.gz")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and \
+        f"read segment {len(heads) // 2} of " in r.stderr and "its head is damaged" in r.stderr, \
+        r.stderr
+    assert not (tmp_path / "bad.pb.gz").exists()

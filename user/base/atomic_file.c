@@ -62,6 +62,14 @@ FILE *atomic_file_open(struct atomic_file *af, const char *path)
 	return af->file;
 }
 
+void atomic_file_discard(struct atomic_file *af)
+{
+	fclose(af->file);
+	close(af->fd);
+	af->file = NULL;
+	unlink(af->tmp);
+}
+
 int atomic_file_commit(struct atomic_file *af, int err)
 {
 	/* A caller's -EIO is a stream write that failed: give its cause. */

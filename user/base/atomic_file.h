@@ -25,4 +25,8 @@ FILE *atomic_file_open(struct atomic_file *af, const char *path);
  * naming the file. */
 int atomic_file_commit(struct atomic_file *af, int err);
 
+/* Closes the stream and removes PATH.tmp, saying nothing: for a file given
+ * up for an error the caller has already reported. */
+void atomic_file_discard(struct atomic_file *af);
+
 #endif

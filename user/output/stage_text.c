@@ -240,14 +240,14 @@ static void merge_runs(struct stage_text *t, struct run_reader *runs, size_t n,
 	}
 }
 
-/* The stage's files from its runs; the runs go. */
-static void finish_stage(struct stage_text *t, size_t v)
+/* The stage's files from its runs, or walk_err for each of them; the runs go. */
+static void finish_stage(struct stage_text *t, size_t v, int walk_err)
 {
 	struct stage_runs *sr = &t->runs[v];
 	struct run_reader *runs = calloc(sr->nspooled + 1, sizeof(*runs));
 	void **data = calloc(sr->nspooled + 1, sizeof(*data));
 	struct stage_files f;
-	int err = runs && data ? 0 : -ENOMEM;
+	int err = walk_err ? walk_err : runs && data ? 0 : -ENOMEM;   /* no part-written file */
 
 	for (size_t i = 0; !err && i < sr->nspooled; i++) {
 		err = spill_file_get(t->spool, &sr->spooled[i], &data[i]);
@@ -315,7 +315,7 @@ int stage_text_segment(struct stage_text *t, struct store_reader *r, size_t seg)
 		if (!t->wanted[v] || view->first_segment > seg)
 			continue;
 		if (view->last_segment == seg)
-			finish_stage(t, v);
+			finish_stage(t, v, err);
 		else if (t->runs[v].now.len && !err && (err = spool_run(t, v)))
 			sp_err("keep the lines of %s until its stage ends: %s", view->name,
 			       strerror(-err));

@@ -137,16 +137,18 @@ int store_file_append(int fd, const char *path, uint32_t seq, uint64_t first_ns,
 	uint8_t len;
 	int err = end < 0 ? -errno : 0;
 
+	if (err)
+		sp_err("append to %s: %s", path, strerror(-err));
 	for (int i = 0; !err && i < STORE_PARTS; i++)
 		if (parts[i].len > STORE_PART_MAX || deflate_part(&parts[i], &z[i]))
 			err = -ENOMEM;
-	if (err == -ENOMEM)
-		sp_err("compress a segment for %s: %s", path, strerror(ENOMEM));
 	if (!err) {
 		head_bytes(&h, seq, first_ns, last_ns, labels, samples, parts, z);
 		len = (uint8_t)h.len;   /* a head is under 128 bytes: one varint byte */
 		err = h.failed ? -ENOMEM : write_all(fd, SEGMENT_MAGIC, 4, path);
 	}
+	if (err == -ENOMEM)
+		sp_err("compress a segment for %s: %s", path, strerror(ENOMEM));
 	if (!err)
 		err = write_all(fd, &len, 1, path);
 	if (!err)
@@ -208,19 +210,28 @@ static int parse_header(struct store_reader *r, uint64_t *offset)
 	return 0;
 }
 
-/* The head at *offset; 1 at the file's end, -EINVAL for a bad or cut one. */
+/* The head at *offset; 1 at the file's end; -ENODATA for a segment the
+ * file ends in (a recording that did not end), -EBADMSG for a damaged
+ * head, -errno of a read. */
 static int parse_head(struct store_reader *r, uint64_t *offset, struct store_segment_head *h)
 {
 	uint8_t buf[5 + HEAD_MAX];
 	uint64_t at;
 	struct byte_reader br;
+	int err;
 
 	if (*offset == r->size)
 		return 1;
-	if (r->size - *offset < 5 || read_at(r, buf, 5, *offset) || memcmp(buf, SEGMENT_MAGIC, 4) ||
-	    buf[4] >= 128 || r->size - *offset - 5 < buf[4] ||
-	    read_at(r, buf + 5, buf[4], *offset + 5))
-		return -EINVAL;
+	if (r->size - *offset < 5)
+		return -ENODATA;
+	if ((err = read_at(r, buf, 5, *offset)))
+		return err;
+	if (memcmp(buf, SEGMENT_MAGIC, 4) || buf[4] >= 128)
+		return -EBADMSG;
+	if (r->size - *offset - 5 < buf[4])
+		return -ENODATA;
+	if ((err = read_at(r, buf + 5, buf[4], *offset + 5)))
+		return err;
 	br = byte_reader_of(buf + 5, buf[4]);
 	h->seq = (uint32_t)byte_reader_bounded(&br, UINT32_MAX);
 	h->first_ns = byte_reader_varint(&br);
@@ -230,14 +241,16 @@ static int parse_head(struct store_reader *r, uint64_t *offset, struct store_seg
 	at = *offset + 5 + buf[4];
 	for (int i = 0; i < STORE_PARTS; i++) {
 		h->part_len[i] = byte_reader_bounded(&br, STORE_PART_MAX);
-		h->part_zlen[i] = byte_reader_bounded(&br, r->size);
+		h->part_zlen[i] = byte_reader_varint(&br);
 		h->part_offset[i] = at;
-		if (br.failed || r->size - at < h->part_zlen[i])
-			return -EINVAL;
+		if (br.failed)
+			return -EBADMSG;
+		if (r->size - at < h->part_zlen[i])
+			return -ENODATA;
 		at += h->part_zlen[i];
 	}
-	if (br.failed || br.p != br.end || h->last_ns < h->first_ns)
-		return -EINVAL;
+	if (br.p != br.end || h->last_ns < h->first_ns)
+		return -EBADMSG;
 	*offset = at;
 	return 0;
 }
@@ -262,10 +275,10 @@ static int scan(struct store_reader *r)
 		r->heads = heads;
 		r->heads[r->nheads++] = h;
 	}
-	if (err < 0)
+	if (err == -ENODATA)
 		sp_warn("%s: cut off after its segment %zu (a recording that did not end): "
 			"what follows is left out", r->path, r->nheads);
-	return 0;
+	return err == -ENODATA || err == 1 ? 0 : err;
 }
 
 struct store_reader *store_reader_open_fd(int fd, const char *name)
@@ -286,9 +299,12 @@ struct store_reader *store_reader_open_fd(int fd, const char *name)
 	if (!err)
 		err = scan(r);
 	if (err) {
-		sp_err("read %s: %s", name, err == -EINVAL ? "not a sparkprof sample store"
-			: err == -EPROTONOSUPPORT ? "written by another version of sparkprof"
-			: strerror(-err));
+		if (err == -EBADMSG)
+			sp_err("read segment %zu of %s: its head is damaged", r->nheads, name);
+		else
+			sp_err("read %s: %s", name, err == -EINVAL ? "not a sparkprof sample store"
+			       : err == -EPROTONOSUPPORT ? "written by another version of sparkprof"
+			       : strerror(-err));
 		if (r)
 			r->fd = fd;
 		store_reader_close(r);

@@ -3,8 +3,9 @@
  * text order, with the counts of every segment that had it.
  *
  * Each segment's rows part is read as a stream (store_file.h), so memory
- * holds each segment's labels, its current path and a read buffer, not
- * its rows: a recording of any length merges in bounded memory.
+ * holds each segment's labels, its current path, its current node's rows
+ * and a read buffer, not all its rows: memory grows with the number of
+ * segments merged, not with their length.
  */
 #ifndef SPARKPROF_STORE_MERGE_H
 #define SPARKPROF_STORE_MERGE_H

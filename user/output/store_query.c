@@ -373,9 +373,10 @@ int store_query_pprof(struct store_reader *r, const struct label_filter *f, cons
 		stream_flush(p, true);
 		if (!err)
 			err = p->err;
-		if (err == -ENOMEM)
-			sp_err("write %s: %s", path, strerror(ENOMEM));
-		err = atomic_file_commit(&p->af, err);
+		if (err && err != -EIO && err != -ENOMEM)   /* said by the store's reader */
+			atomic_file_discard(&p->af);
+		else
+			err = atomic_file_commit(&p->af, err);
 	} else if (err == -ENOMEM) {
 		sp_err("write %s: %s", path, strerror(ENOMEM));
 	}

@@ -175,9 +175,13 @@ static void close_view(struct whole_pass *p, size_t v, int err)
 
 	for (int k = 0; k < TEXT_KINDS; k++) {
 		if (wv->files[k]) {
-			int e = atomic_file_commit(wv->files[k], err ? -EIO : 0);
+			int e = 0;
 
-			if (e && !err)
+			if (err)   /* the walk's, said where it failed */
+				atomic_file_discard(wv->files[k]);
+			else
+				e = atomic_file_commit(wv->files[k], 0);
+			if (e)
 				p->results[v].errors[folded_file[k]] = e;
 			free(wv->files[k]);
 		}
