@@ -17,6 +17,9 @@
 
 bool label_filter_match(const struct label_filter *f, const struct sample_labels *l)
 {
+	/* An executor's or stage's samples are those its files hold. */
+	if ((f->executor_id || f->by_stage) && !(l->flags & LABEL_EXECUTOR_VIEWS))
+		return false;
 	if (f->app_id && strcmp(f->app_id, l->app_id))
 		return false;
 	if (f->executor_id && strcmp(f->executor_id, l->executor_id))

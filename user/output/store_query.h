@@ -12,7 +12,9 @@
 #include "output/sample_store.h"
 #include "output/store_file.h"
 
-/* Which samples: fields left NULL or unset match any. */
+/* Which samples: fields left NULL or unset match any. An executor or a
+ * stage selects the samples of its files: with `--threads tasks`, not its
+ * other threads' (LABEL_EXECUTOR_VIEWS). */
 struct label_filter {
 	const char *app_id, *executor_id;
 	bool by_stage;
