@@ -1,5 +1,5 @@
-/* cmd_convert.c - 'sparkprof convert': a folded file in other formats;
- * today pprof (profile.proto, gzip'd). */
+/* cmd_convert.c - 'sparkprof convert': a folded file, or a recording's
+ * sample store with its labels, as pprof (profile.proto, gzip'd) or OTLP. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>

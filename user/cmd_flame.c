@@ -1,5 +1,6 @@
 /* cmd_flame.c - 'sparkprof flame': an HTML flame graph of any folded file
- * (sparkprof's, perf's or async-profiler's collapsed output). */
+ * (sparkprof's, perf's or async-profiler's collapsed output), or of the
+ * samples of a recording's store that have the labels given. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -26,7 +27,7 @@ static void usage(FILE *out)
 		"Frame types come from the _[k] _[j] _[i] _[0] suffixes, else from the names.\n"
 		"Of a recording's folder DIR: the samples its store holds that have the labels\n"
 		"given (one task, one stage, 'none' for no stage, one executor), by default\n"
-		"into DIR/flame-WHAT.html.\n"
+		"into DIR/flame-WHAT.html (DIR/flame-WHAT-KIND.html with --kind).\n"
 		"\n"
 		"  -o, --output FILE    the page (default: IN without .folded, plus .html)\n"
 		"      --title TEXT     the page's title (default: from the file name)\n"

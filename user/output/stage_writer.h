@@ -6,8 +6,9 @@
  * after its last sample. Its folded and JFR files are then written from the
  * store, read over its segments alone: the same files the stop would
  * write. A sample that comes later (a late record) makes the stage due
- * again, and its files are written again, whole. A stage whose files
- * could not be written is left to the stop.
+ * again, and its files are written again, whole. A failure (a write, or
+ * a segment that did not read back) leaves that stage and every stage
+ * after it to the stop.
  *
  * Memory: at most 75 bytes a stage, for STAGE_WRITER_STAGES stages (any
  * more are written at the stop), and an id per executor.
@@ -51,7 +52,7 @@ struct stage_writer_stats {
 	uint64_t stages;            /* seen */
 	uint64_t written;           /* stages' files written, counting rewrites */
 	uint64_t rewritten;         /* of which again, after a late sample */
-	uint64_t left_to_stop;      /* could not be written, or not tracked */
+	uint64_t left_to_stop;      /* due when a write failed (later ones are not counted) */
 	uint64_t write_ns;          /* time the writes took */
 	size_t memory;
 };

@@ -17,10 +17,9 @@
 
 /* The part of the metadata event after its startTime and duration fields
  * (metadataId, string table, element tree).  Built at the first call and
- * shared by every writer from then on, on any thread: a recording beside
- * Spark opens a dozen stage files a second, and building it for each took
- * 4% of the recorder's CPU.  NULL when out of memory (a later call tries
- * again). */
+ * shared by every writer from then on, on any thread: a recording writes
+ * many stage files, and building it for each costs CPU for the same bytes.
+ * NULL when out of memory (a later call tries again). */
 const struct jfr_buf *jfr_metadata_body(void);
 
 /* Appends the whole metadata event (size, type 0, start_ticks, duration 0,
