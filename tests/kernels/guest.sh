@@ -29,7 +29,7 @@ uname -r > release
 #    take seconds to start the recorder.
 "$PROGS/hot_functions" 600 > native.out 2>&1 &
 native=$!
-"$SP" record -a -d 3 -o all > all.log 2>&1
+"$SP" record -a -F 199 -d 4 -o all > all.log 2>&1
 kill "$native"
 wait
 

@@ -125,9 +125,36 @@ static void write_python(struct json_writer *w, const struct process *p)
 	json_end_object(w);
 }
 
+/* Seconds from the start of the recording: the index's timeline. A
+ * moment before it (a thread blocked since before it, or sampled while
+ * it began) counts from 0. */
+static double seconds_after(uint64_t start_ns, uint64_t t)
+{
+	return t > start_ns ? (double)(t - start_ns) / 1e9 : 0.0;
+}
+
+/* What the "processes" and "executors" entries are written with. */
+struct summary_ctx {
+	struct json_writer *w;
+	const struct views *views;
+	uint64_t start_ns;
+};
+
+/* When the walker got the JVM's layout: interpreted frames sampled before
+ * are not named. */
+static void write_java_walked(const struct summary_ctx *sc, const struct process *p)
+{
+	json_key(sc->w, "java_walked_s");
+	if (p->java_walked_ns)
+		json_double(sc->w, seconds_after(sc->start_ns, p->java_walked_ns));
+	else
+		json_null(sc->w);
+}
+
 static int write_process(struct process *p, void *ctx)
 {
-	struct json_writer *w = ctx;
+	struct summary_ctx *sc = ctx;
+	struct json_writer *w = sc->w;
 
 	json_begin_object(w);
 	json_key(w, "pid");
@@ -160,6 +187,7 @@ static int write_process(struct process *p, void *ctx)
 		json_uint(w, names);
 		json_key(w, "thread_bytes");
 		json_uint(w, java_process_thread_memory(p->java));
+		write_java_walked(sc, p);
 	}
 	if (p->python)
 		write_python(w, p);
@@ -173,14 +201,6 @@ static int write_process(struct process *p, void *ctx)
 	}
 	json_end_object(w);
 	return 0;
-}
-
-/* Seconds from the start of the recording: the index's timeline. A
- * moment before it (a thread blocked since before it, or sampled while
- * it began) counts from 0. */
-static double seconds_after(uint64_t start_ns, uint64_t t)
-{
-	return t > start_ns ? (double)(t - start_ns) / 1e9 : 0.0;
 }
 
 static void write_stage(struct json_writer *w, const struct view_result *r, uint64_t total,
@@ -225,13 +245,6 @@ static void write_stage(struct json_writer *w, const struct view_result *r, uint
 	json_end_object(w);
 }
 
-/* One entry of the "executors" array: a selected executor. */
-struct executors_ctx {
-	struct json_writer *w;
-	const struct views *views;
-	uint64_t start_ns;
-};
-
 static bool of_executor(const struct view_result *r, const struct spark_executor *id,
 			enum view_kind kind)
 {
@@ -239,7 +252,7 @@ static bool of_executor(const struct view_result *r, const struct spark_executor
 	       !strcmp(r->view->executor_id, id->executor_id);
 }
 
-static void write_stages(struct executors_ctx *sc, const struct spark_executor *id)
+static void write_stages(struct summary_ctx *sc, const struct spark_executor *id)
 {
 	uint64_t total = 0;
 
@@ -256,7 +269,7 @@ static void write_stages(struct executors_ctx *sc, const struct spark_executor *
 
 static int write_executor(struct process *p, void *ctx)
 {
-	struct executors_ctx *sc = ctx;
+	struct summary_ctx *sc = ctx;
 	struct json_writer *w = sc->w;
 	bool helper = p->java && java_process_has_helper(p->java);
 
@@ -273,12 +286,7 @@ static int write_executor(struct process *p, void *ctx)
 			       : attribution_mode_name(executor_attribution_mode(p->executor)));
 	json_key(w, "samples");
 	json_uint(w, p->cpu_samples);
-	/* Interpreted frames sampled before then are not named. */
-	json_key(w, "java_walked_s");
-	if (p->java_walked_ns)
-		json_double(w, seconds_after(sc->start_ns, p->java_walked_ns));
-	else
-		json_null(w);
+	write_java_walked(sc, p);
 	json_key(w, "tid_only_tasks");
 	json_uint(w, executor_tid_only_tasks(p->executor));
 	json_key(w, "late_thread_events");
@@ -536,12 +544,13 @@ int record_summary_write(const struct record_summary_input *in)
 	write_memory(&w, in->memory);
 	json_key(&w, "processes");
 	json_begin_array(&w);
-	process_table_foreach(in->processes, write_process, &w);
+	process_table_foreach(in->processes, write_process,
+			      &(struct summary_ctx){ &w, in->views, in->start_monotonic_ns });
 	json_end_array(&w);
 	json_key(&w, "executors");
 	json_begin_array(&w);
 	process_table_foreach(in->processes, write_executor,
-			      &(struct executors_ctx){ &w, in->views, in->start_monotonic_ns });
+			      &(struct summary_ctx){ &w, in->views, in->start_monotonic_ns });
 	json_end_array(&w);
 	/* Files that could not be written, and why (a full disk, say): the
 	 * run is then incomplete, and says so here and in its exit status. */

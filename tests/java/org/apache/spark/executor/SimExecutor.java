@@ -105,7 +105,9 @@ final class SimExecutor {
         Wave w3 = new Wave();                     // three stages at once
         addInterleaved(w3, new int[][] {{3, 0, 3, 0}, {4, 0, 3, 0}, {5, 0, 3, 0}}, 300);
         Wave w4 = new Wave();                     // stage 6 attempt 0: two tasks fail
-        for (int i = 0; i < 4; i++)
+        // Index 2 last: on two slots it still runs when stage 7 starts (in
+        // index order, two of stage 6's tasks would end together, then 7).
+        for (int i : new int[] {0, 1, 3, 2})
             w4.tasks.add(new SimTask(nextTid++, i, 0, 6, 0, ms(i % 2 == 1 ? 150 : 400), i % 2 == 1));
         addInterleaved(w4, new int[][] {{7, 0, 2, 0}}, 400);
         Wave w5 = new Wave();                     // the retried attempt 6.1 next to stage 7
