@@ -84,18 +84,18 @@ def test_interpreted_methods_are_named(tmp_path, jdks, classes, agent_path, whic
                     agent=agent_path if helper == "helper" else None)
     samples, total = record_thread(tmp_path, work, "interp-chain", 1, 499, 4)
     assert total >= 500, total
-    # Root first in folded stacks: outer;middle;inner in that order.
-    chained = sum(c for frames, c in samples if has_run(frames, INTERP_CHAIN))
-    assert chained / total >= 0.95, (chained, total, samples[:3])
     summary = read_summary(tmp_path)
     assert summary["frames"]["interpreted"] >= total * 3
     # Frames sampled before the walker had the JVM's layout are unnamed:
     # on a busy node that takes longer, so the thread's share of that time
-    # is allowed beside the 2%.
+    # is allowed beside the limits.
     jvm = next(p for p in summary["processes"] if p["pid"] == work.pid)
     walked = jvm["java_walked_s"]
     assert walked is not None and walked < summary["duration_s"] / 2, (walked, summary["duration_s"])
     before = total * walked / summary["duration_s"]
+    # Root first in folded stacks: outer;middle;inner in that order.
+    chained = sum(c for frames, c in samples if has_run(frames, INTERP_CHAIN))
+    assert chained >= 0.95 * total - before, (chained, total, walked, samples[:3])
     anonymous = sum(c for frames, c in samples if "Interpreter" in frames)
     assert anonymous <= 0.02 * total + before, (anonymous, total, walked)
 

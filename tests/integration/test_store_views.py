@@ -213,3 +213,9 @@ def test_damaged_store_is_read_as_far_as_it_is_whole(sim_recording, tmp_path):
         f"read segment {len(heads) // 2} of " in r.stderr and "its head is damaged" in r.stderr, \
         r.stderr
     assert not (tmp_path / "bad.pb.gz").exists()
+    # Zeros after the last segment (a crash before its blocks were written)
+    # are a recording that did not end: every whole segment is read.
+    (cut / "samples.store").write_bytes(store + bytes(5000))
+    r = subprocess.run([SPARKPROF, "convert", str(cut), "-o", str(tmp_path / "zeros.pb.gz")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and f"cut off after its segment {len(heads)}" in r.stderr, r.stderr

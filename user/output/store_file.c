@@ -210,9 +210,28 @@ static int parse_header(struct store_reader *r, uint64_t *offset)
 	return 0;
 }
 
+/* Whether the file is zeros from offset to its end: what a crash can
+ * leave where a segment's blocks were not written yet. */
+static bool zeros_to_end(const struct store_reader *r, uint64_t offset)
+{
+	uint8_t buf[16384];
+
+	while (offset < r->size) {
+		size_t n = r->size - offset < sizeof(buf) ? (size_t)(r->size - offset) : sizeof(buf);
+
+		if (read_at(r, buf, n, offset))
+			return false;
+		for (size_t i = 0; i < n; i++)
+			if (buf[i])
+				return false;
+		offset += n;
+	}
+	return true;
+}
+
 /* The head at *offset; 1 at the file's end; -ENODATA for a segment the
- * file ends in (a recording that did not end), -EBADMSG for a damaged
- * head, -errno of a read. */
+ * file ends in (a recording that did not end, or one still writing),
+ * -EBADMSG for a damaged head, -errno of a read. */
 static int parse_head(struct store_reader *r, uint64_t *offset, struct store_segment_head *h)
 {
 	uint8_t buf[5 + HEAD_MAX];
@@ -224,14 +243,15 @@ static int parse_head(struct store_reader *r, uint64_t *offset, struct store_seg
 		return 1;
 	if (r->size - *offset < 5)
 		return -ENODATA;
+	/* read_at's -EINVAL: the file is shorter than it was (cut back). */
 	if ((err = read_at(r, buf, 5, *offset)))
-		return err;
+		return err == -EINVAL ? -ENODATA : err;
 	if (memcmp(buf, SEGMENT_MAGIC, 4) || buf[4] >= 128)
-		return -EBADMSG;
+		return zeros_to_end(r, *offset) ? -ENODATA : -EBADMSG;
 	if (r->size - *offset - 5 < buf[4])
 		return -ENODATA;
 	if ((err = read_at(r, buf + 5, buf[4], *offset + 5)))
-		return err;
+		return err == -EINVAL ? -ENODATA : err;
 	br = byte_reader_of(buf + 5, buf[4]);
 	h->seq = (uint32_t)byte_reader_bounded(&br, UINT32_MAX);
 	h->first_ns = byte_reader_varint(&br);

@@ -21,7 +21,6 @@
 #include "output/store_merge.h"
 #include "output/store_segment.h"
 
-/* Rows the cursors hold at once: what a hostile file can make us keep. */
 #define ROWS_MAX (1u << 24)
 
 struct level {
@@ -43,7 +42,6 @@ struct cursor {
 	uint8_t types;
 	struct store_row *rows;
 	size_t nrows, rows_cap;
-	size_t *held;                 /* rows of every cursor of the merge */
 	uint64_t samples_left;        /* of the segment's, for its rows to come */
 };
 
@@ -54,7 +52,6 @@ struct store_merge {
 	size_t *heap, nheap;
 	size_t *taken, ntaken;        /* cursors of the node returned last */
 	size_t nlabels;               /* of the cursors opened */
-	size_t held;                  /* rows the cursors hold */
 	uint64_t nodes;               /* returned so far */
 	struct store_row *rows;
 	size_t rows_cap;
@@ -65,17 +62,6 @@ static int damaged(struct cursor *c, struct store_merge *m)
 	sp_err("read segment %zu of %s: its rows are damaged", c->segment,
 	       store_reader_path(m->r));
 	return -EINVAL;
-}
-
-/* err with its message: -EINVAL a damaged segment. */
-static int cursor_failed(struct cursor *c, struct store_merge *m, int err)
-{
-	if (err == -EINVAL)
-		return damaged(c, m);
-	if (err == -E2BIG)
-		sp_err("merge the segments of %s: more than %u rows at one node", store_reader_path(m->r),
-		       ROWS_MAX);
-	return err;
 }
 
 static int read_text(struct cursor *c, struct level *l, bool *failed)
@@ -98,12 +84,9 @@ static int read_rows(struct cursor *c, bool *failed)
 {
 	uint64_t n = store_stream_varint(c->stream, failed);
 
-	*c->held -= c->nrows;
-	c->nrows = 0;
-	if (*failed)
+	if (*failed || n > ROWS_MAX)
 		return -EINVAL;
-	if (n > ROWS_MAX - *c->held)
-		return -E2BIG;
+	c->nrows = 0;
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t labels = store_stream_varint(c->stream, failed);
 		uint8_t ks = store_stream_u8(c->stream, failed);
@@ -120,7 +103,6 @@ static int read_rows(struct cursor *c, bool *failed)
 		if (grow_array((void **)&c->rows, &c->rows_cap, c->nrows + 1, sizeof(row)))
 			return -ENOMEM;
 		c->rows[c->nrows++] = row;
-		++*c->held;
 	}
 	return 0;
 }
@@ -238,7 +220,6 @@ static int open_cursor(struct store_merge *m, size_t i, size_t segment)
 	int err;
 
 	c->segment = segment;
-	c->held = &m->held;
 	c->samples_left = store_reader_head(m->r, segment)->samples;
 	err = store_labels_read(m->r, segment, &c->labels);
 	if (err)
@@ -252,7 +233,7 @@ static int open_cursor(struct store_merge *m, size_t i, size_t segment)
 		return -ENOMEM;
 	err = advance(c);
 	if (err)
-		return cursor_failed(c, m, err);
+		return err == -EINVAL ? damaged(c, m) : err;
 	if (c->depth)
 		heap_push(m, i);
 	return 0;
@@ -319,7 +300,7 @@ static int move_taken(struct store_merge *m)
 		int err = advance(c);
 
 		if (err)
-			return cursor_failed(c, m, err);
+			return err == -EINVAL ? damaged(c, m) : err;
 		if (c->depth)
 			heap_push(m, m->taken[i]);
 	}

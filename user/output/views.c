@@ -97,7 +97,8 @@ static void jfr_failed(struct views *v, size_t i, int err)
 	else if (!v->live && err != -ENAMETOOLONG)
 		sp_err("write %s/%s.jfr: %s; its folded profiles are still written", v->settings->dir,
 		       view_set_get(v->set, i)->name, strerror(-err));
-	jfr_writer_close(st->jfr);   /* removes what it wrote */
+	if (st->jfr)   /* NULL: it did not open */
+		jfr_writer_close(st->jfr);   /* removes what it wrote */
 	st->jfr = NULL;
 	st->jfr_done = true;
 	v->results[i].errors[VIEW_JFR] = err;
