@@ -1006,9 +1006,13 @@ def report(mode, m, res):
                   + "."]
         mem = so.get("memory")
         if mem:
+            stage_files = ("stages_written_while_recording",
+                           "stages_rewritten_after_late_samples",
+                           "stages_left_to_the_stop_by_a_failure", "stage_files_write_ms",
+                           "node_and_executor_jfr_write_ms")
             counts = ("rss_kib", "symbol_files", "symbol_files_dropped", "store_segments",
                       "store_file_bytes", "store_samples_lost", "segment_close_ms",
-                      "longest_segment_close_ms")
+                      "longest_segment_close_ms") + stage_files
             L += ["", "What the memory held when sampling stopped (summary.json `memory`, "
                   "heap MB): " + ", ".join(f"{k} {v / 1e6:.1f}" for k, v in mem.items()
                                            if k not in counts)
@@ -1020,6 +1024,17 @@ def report(mode, m, res):
                   f"{mem.get('segment_close_ms', 0) / 1000:.1f} s (the longest "
                   f"{mem.get('longest_segment_close_ms', 0) / 1000:.1f} s), "
                   f"{mem.get('store_samples_lost', 0):,} samples lost."]
+            if "stages_written_while_recording" in mem:
+                L[-1] += (f" Stages' files written while recording: "
+                          f"{mem['stages_written_while_recording']:,} "
+                          f"({mem.get('stages_rewritten_after_late_samples', 0):,} again after "
+                          f"late samples, {mem.get('stages_left_to_the_stop_by_a_failure', 0):,} "
+                          f"left to the stop by a failure), in "
+                          f"{mem.get('stage_files_write_ms', 0) / 1000:.1f} s")
+                if "node_and_executor_jfr_write_ms" in mem:
+                    L[-1] += (f"; the node's and executors' JFR files as segments closed: "
+                              f"{mem['node_and_executor_jfr_write_ms'] / 1000:.1f} s")
+                L[-1] += "."
         if so.get("helper_logs"):
             L += ["", "Helper logs (helper options: "
                   f"`{so.get('helper_opts') or 'defaults'}`): the newest file left in /tmp, "
