@@ -189,7 +189,16 @@ def warm(n):
 
 def produce(rounds):
     for r in range(rounds):
-        yield hot(3000) + warm(1500)
+        if not TIMED:
+            yield hot(3000) + warm(1500)
+            continue
+        a = time.thread_time()
+        h = hot(3000)
+        b = time.thread_time()
+        w = warm(1500)
+        SPLIT["hot"] += b - a
+        SPLIT["warm"] += time.thread_time() - b
+        yield h + w
 
 def middle():
     return sum(produce(20))
@@ -200,8 +209,15 @@ def outer(until):
         total += middle()
     return total
 
+# "timed": the CPU time in hot and in warm, by the thread's clock (a system
+# call each, which would draw a waiting thread's samples: not while profiled)
+TIMED = sys.argv[2:] == ["timed"]
+SPLIT = {"hot": 0.0, "warm": 0.0}
 print("ready", flush=True)
 outer(time.time() + float(sys.argv[1]))
+if TIMED:
+    total = SPLIT["hot"] + SPLIT["warm"]
+    print("split hot %.2f warm %.2f" % (100 * SPLIT["hot"] / total, 100 * SPLIT["warm"] / total))
 '''
 
 
@@ -719,6 +735,11 @@ def test_plain_script_frames_match_py_spy(tmp_path, label):
         pytest.skip(f"{python} missing")
     script = tmp_path / "plain.py"
     script.write_text(PLAIN)
+    timed = subprocess.run([python, str(script), "3", "timed"], capture_output=True, text=True,
+                           timeout=60)
+    split = re.search(r"^split hot ([\d.]+) warm ([\d.]+)$", timed.stdout, re.M)
+    assert split, timed.stdout + timed.stderr
+    truth = {"hot": float(split.group(1)), "warm": float(split.group(2))}
     proc = subprocess.Popen([python, str(script), "30"], stdout=subprocess.PIPE, text=True)
     spy = rec = None
     rec_log = tmp_path / "record.log"
@@ -771,7 +792,14 @@ def test_plain_script_frames_match_py_spy(tmp_path, label):
     chain = [function_name(f) for f in python_frames(max(ours, key=ours.get))]
     assert chain[-4:] == ["outer", "middle", "produce", "hot"], chain
     assert sum(theirs.values()) >= 1000
+    # hot's and warm's shares against the script's own CPU time in each,
+    # timed just before. py-spy samples a thread waiting for a CPU as well
+    # as a running one, so on a busy node its split strays further from
+    # that: it is held to twice the bound.
+    print(f"[{label}]   the script's own CPU split: {truth}")
     for fn in functions:
-        assert abs(ours_in[fn] - theirs_in[fn]) <= SHARE_POINTS, (fn, ours_in, theirs_in)
-        assert abs(ours_leaf.get(fn, 0) - theirs_leaf.get(fn, 0)) <= SHARE_POINTS, \
+        want = truth.get(fn, theirs_in[fn])
+        assert abs(ours_in[fn] - want) <= SHARE_POINTS, (fn, ours_in, truth, theirs_in)
+        assert abs(ours_in[fn] - theirs_in[fn]) <= 2 * SHARE_POINTS, (fn, ours_in, theirs_in)
+        assert abs(ours_leaf.get(fn, 0) - theirs_leaf.get(fn, 0)) <= 2 * SHARE_POINTS, \
             (fn, ours_leaf, theirs_leaf)
