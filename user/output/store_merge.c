@@ -21,6 +21,8 @@
 #include "output/store_merge.h"
 #include "output/store_segment.h"
 
+/* Rows at one node of one segment: what a hostile file can make a cursor
+ * keep. */
 #define ROWS_MAX (1u << 24)
 
 struct level {
