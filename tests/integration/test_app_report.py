@@ -160,9 +160,17 @@ def test_without_spark_record_the_report_says_so(skewed, tmp_path):
     assert app["spark_source"] is None and all(s["name"] is None for s in app["stages"])
     (stage, attempt), (_, _, tasks) = skewed_stage(event_log_stages(run.event_log))
     s = [s for s in app["stages"] if (s["stage"], s["attempt"]) == (stage, attempt)][0]
-    # task times from the recordings: the skewed task is still the longest
-    longest = max(tasks, key=lambda t: t[1])[0]
-    assert max(s["tasks"], key=lambda t: t["duration_ms"] or 0)["tid"] == longest
+    # Task times from the recordings: a task is seen from its thread's rename
+    # to its last sample, inside the driver's launch..finish. The first wave's
+    # tasks pay for code generation and can last as long as the skewed one, so
+    # the longest is checked against the driver's longest, not for identity.
+    truth = dict(tasks)
+    got = {t["tid"]: t["duration_ms"] for t in s["tasks"]}
+    assert sorted(got) == sorted(truth)
+    for tid, ms in got.items():
+        assert truth[tid] - max(300, truth[tid] // 4) <= ms <= truth[tid] + 100, \
+            (tid, ms, truth[tid])
+    assert truth[max(got, key=got.get)] >= max(truth.values()) - 300, (got, truth)
 
 
 @pytest.mark.parametrize("damage", ["truncated", "malformed"])
